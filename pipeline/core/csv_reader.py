@@ -1,0 +1,258 @@
+"""Upstream Liger benchmark CSV -> one staged Parquet file (good rows and quarantined rows together).
+
+DuckDB parses (by column name, streaming, multi-threaded) and its reject store gives the line
+and raw text of structurally broken lines; value checks are one vectorized SQL pass. Python
+only touches the header and each *distinct* config string.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .digests import canonical_json, measurement_digest_sql
+from .reasons import DUCKDB_REJECT_REASON, Reason
+from .settings import MAX_COLUMNS, MAX_LINE_BYTES
+from .staging import RAW_PREVIEW_CHARS, atomic_path, publish
+
+REQUIRED_COLUMNS = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
+)
+OPTIONAL_COLUMNS = ("x_label",)
+# Fields that must be non-empty in a row (x_label is descriptive only).
+NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
+
+STAGED_COLUMNS = (
+    "record_no", "location", "reason", "raw", "measurement_digest",
+    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
+    "x_name", "x_label", "x_value", "extra_config", "gpu_name", "observed_at", "observed_at_text",
+    "liger_version", "p20", "p50", "p80",
+)
+
+
+@dataclass(frozen=True)
+class StageResult:
+    rows_read: int
+    rows_quarantined: int
+    file_reason: str | None = None
+
+
+def _read_header(path: Path) -> tuple[list[str] | None, tuple[Reason, str] | None]:
+    """First line only, bounded: a 10^6-column or 1 GB header never reaches the CSV engine."""
+    with path.open("rb") as fh:
+        first = fh.readline(MAX_LINE_BYTES + 1)
+    if not first.strip():
+        return None, None  # empty file: nothing to read, not an error
+    if len(first) > MAX_LINE_BYTES:
+        return None, (Reason.LINE_TOO_LONG, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+    try:
+        text = first.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, (Reason.UNREADABLE_BYTES, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+    if text.count(",") + 1 > MAX_COLUMNS:
+        return None, (Reason.HEADER_TOO_WIDE, text[:RAW_PREVIEW_CHARS])
+    header = [h.strip() for h in next(csv.reader(io.StringIO(text)))]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        return None, (Reason.MISSING_REQUIRED_COLUMN, f"missing {','.join(missing)} in header: {text.strip()}")
+    return header, None
+
+
+def _canonical_config(raw: str | None) -> str | None:
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        return canonical_json(value)
+    except (ValueError, RecursionError):  # NaN/Infinity are not JSON
+        return None
+
+
+def _empty_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
+    cols: dict[str, pa.Array] = {}
+    n = len(quarantine)
+    for c in STAGED_COLUMNS:
+        if c == "record_no":
+            cols[c] = pa.array(range(1, n + 1), pa.int64())
+        elif c in ("p20", "p50", "p80"):
+            cols[c] = pa.nulls(n, pa.float64())
+        elif c == "observed_at":
+            cols[c] = pa.nulls(n, pa.timestamp("us"))
+        else:
+            cols[c] = pa.nulls(n, pa.string())
+    cols["location"] = pa.array([q[0] for q in quarantine], pa.string())
+    cols["reason"] = pa.array([str(q[1]) for q in quarantine], pa.string())
+    cols["raw"] = pa.array([q[2][:RAW_PREVIEW_CHARS] for q in quarantine], pa.string())
+    import pyarrow.parquet as pq
+
+    tmp = atomic_path(dest)
+    pq.write_table(pa.table(cols), tmp)
+    publish(tmp, dest)
+
+
+def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> StageResult:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically."""
+    header, file_error = _read_header(path)
+    if file_error is not None:
+        _empty_stage(dest, [("file", file_error[0], file_error[1])])
+        return StageResult(0, 1, str(file_error[0]))
+    if header is None:
+        _empty_stage(dest, [])
+        return StageResult(0, 0)
+
+    # Deduplicate header names so DuckDB accepts them; we only read the known ones by name.
+    seen: dict[str, int] = {}
+    columns: dict[str, str] = {}
+    for h in header:
+        name = h if h not in seen else f"{h}__dup{seen[h]}"
+        seen[h] = seen.get(h, 0) + 1
+        columns[name] = "VARCHAR"
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        con.execute(
+            """
+            create temp table parsed as
+            select row_number() over () as record_no, *
+            from read_csv($path, header = true, auto_detect = false, columns = $columns,
+                          delim = ',', quote = '"', escape = '"', strict_mode = true,
+                          max_line_size = $max_line, store_rejects = true,
+                          rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
+            """,
+            {"path": str(path), "columns": columns, "max_line": MAX_LINE_BYTES},
+        )
+        configs = [r[0] for r in con.execute("select distinct extra_benchmark_config_str from parsed").fetchall()]
+        canon = pa.table(
+            {"config_raw": pa.array(configs, pa.string()),
+             "config_canonical": pa.array([_canonical_config(c) for c in configs], pa.string())}
+        )
+        con.register("config_map", canon)
+        x_label = "x_label" if "x_label" in columns else "null::varchar"
+        raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
+        empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)
+        con.execute(
+            f"""
+            create temp table typed as
+            with source as (
+                select p.*, m.config_canonical
+                from parsed p left join config_map m on p.extra_benchmark_config_str is not distinct from m.config_raw
+            ),
+            casted as (
+                select *,
+                    try_cast(y_value_20 as double) as v20,
+                    try_cast(y_value_50 as double) as v50,
+                    try_cast(y_value_80 as double) as v80,
+                    try_cast(try_cast("timestamp" as timestamptz) as timestamp) as ts
+                from source
+            ),
+            judged as (
+                select *,
+                    case
+                        when {empty} then '{Reason.EMPTY_FIELD}'
+                        when v20 is null or v50 is null or v80 is null
+                             or isnan(v20) or isnan(v50) or isnan(v80)
+                             or isinf(v20) or isinf(v50) or isinf(v80) then '{Reason.NON_NUMERIC_VALUE}'
+                        when v20 <= 0 or v50 <= 0 or v80 <= 0 then '{Reason.NON_POSITIVE_VALUE}'
+                        when not (v20 <= v50 and v50 <= v80) then '{Reason.QUANTILE_ORDER}'
+                        when ts is null then '{Reason.BAD_TIMESTAMP}'
+                        when config_canonical is null then '{Reason.BAD_CONFIG_JSON}'
+                    end as reason
+                from casted
+            )
+            select
+                record_no,
+                'record ' || record_no as location,
+                reason,
+                case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
+                trim(kernel_name) as kernel_name,
+                trim(kernel_provider) as kernel_provider,
+                trim(kernel_operation_mode) as kernel_operation_mode,
+                trim(metric_name) as metric_name,
+                trim(metric_unit) as metric_unit,
+                trim(x_name) as x_name,
+                {x_label} as x_label,
+                trim(x_value) as x_value,
+                config_canonical as extra_config,
+                trim(gpu_name) as gpu_name,
+                ts as observed_at,
+                strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
+                trim(liger_version) as liger_version,
+                v20 as p20, v50 as p50, v80 as p80
+            from judged
+            """
+        )
+        rejects = con.execute(
+            """
+            select 'line ' || line as location, error_type,
+                   left(ltrim(coalesce(csv_line, ''), chr(10) || chr(13)), $cap) as raw
+            from csv_rejects order by line
+            """,
+            {"cap": RAW_PREVIEW_CHARS},
+        ).fetchall()
+        reject_rows = pa.table(
+            {
+                "location": [r[0] for r in rejects],
+                "reason": [str(DUCKDB_REJECT_REASON.get(r[1], Reason.MALFORMED_CSV)) for r in rejects],
+                "raw": [r[2] for r in rejects],
+            },
+            schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
+        )
+        con.register("reject_rows", reject_rows)
+        digest = measurement_digest_sql()
+        tmp = atomic_path(dest)
+        con.execute(
+            f"""
+            copy (
+                select record_no, location, reason, raw,
+                       case when reason is null then {digest} end as measurement_digest,
+                       kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+                       x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
+                       liger_version, p20, p50, p80
+                from typed
+                union all by name
+                select null::bigint as record_no, location, reason, raw
+                from reject_rows
+            ) to '{_sql_path(tmp)}' (format parquet, compression zstd)
+            """
+        )
+        publish(tmp, dest)
+        read, bad = con.execute(
+            "select count(*), count(*) filter (where reason is not null) from typed"
+        ).fetchone()
+    finally:
+        con.close()
+    return StageResult(read + len(rejects), bad + len(rejects))
+
+
+def _q(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _sql_path(p: Path) -> str:
+    """COPY TO takes no bind parameter; our own temp paths are safe, but quote anyway."""
+    return str(p).replace("'", "''")

@@ -1,0 +1,250 @@
+"""kernelindex bundles ({run, protocol, environment}) -> one staged Parquet file per input file.
+
+Every structural check runs vectorized in DuckDB over the file's lines; Python only parses
+each *distinct* protocol / environment object once, to validate it with pydantic and
+recompute its digest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from pydantic import ValidationError
+
+from .digests import canonical_json, object_digest
+from .models import BenchmarkProtocol, ExecutionEnvironment
+from .reasons import Reason
+from .settings import API_VERSION, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
+from .staging import RAW_PREVIEW_CHARS, atomic_path, publish
+
+LINE_FORMATS = (".ndjson", ".jsonl")
+DIGEST_RE = "^sha256:[0-9a-f]{64}$"
+
+
+@dataclass(frozen=True)
+class StageResult:
+    rows_read: int
+    rows_quarantined: int
+    file_reason: str | None = None
+
+
+def _lines_from_json_file(path: Path) -> tuple[list[str], tuple[Reason, str] | None]:
+    """A .json file holds one bundle or an array of bundles; re-emit them one per line."""
+    if path.stat().st_size > MAX_JSON_FILE_BYTES:
+        return [], (Reason.FILE_TOO_LARGE, f"{path.stat().st_size} bytes")
+    data = path.read_bytes()
+    try:
+        value = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return [], (Reason.UNREADABLE_BYTES, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+    except RecursionError:
+        return [], (Reason.JSON_TOO_DEEP, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+    except ValueError:
+        return [], (Reason.TRUNCATED_JSON, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+    items = value if isinstance(value, list) else [value]
+    try:
+        return [json.dumps(v, ensure_ascii=False, allow_nan=True) for v in items], None
+    except RecursionError:
+        return [], (Reason.JSON_TOO_DEEP, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+
+
+def _check_object(text: str | None, model: type) -> tuple[str | None, str | None, str | None]:
+    """(digest, canonical full json, error reason) for one distinct protocol/environment."""
+    if text is None:
+        return None, None, str(Reason.INVALID_RECORD)
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        return None, None, str(Reason.JSON_TOO_DEEP)
+    except ValueError:
+        return None, None, str(Reason.INVALID_RECORD)
+    if not isinstance(obj, dict):
+        return None, None, str(Reason.NOT_AN_OBJECT)
+    if obj.get("apiVersion") != API_VERSION:
+        return None, None, str(Reason.UNKNOWN_API_VERSION)
+    try:
+        model.model_validate(obj)
+        return object_digest(obj), canonical_json(obj), None
+    except (ValidationError, ValueError, KeyError, RecursionError):
+        return None, None, str(Reason.INVALID_RECORD)
+
+
+def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        if path.suffix.lower() in LINE_FORMATS:
+            # One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
+            con.execute(
+                """
+                create temp table lines as
+                select row_number() over () as record_no, line
+                from read_csv($path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
+                              delim = chr(31), quote = '', escape = '', max_line_size = $max_line,
+                              strict_mode = false, store_rejects = true,
+                              rejects_table = 'line_rejects', rejects_scan = 'line_reject_scans')
+                where trim(line) <> ''
+                """,
+                {"path": str(path), "max_line": MAX_LINE_BYTES},
+            )
+            rejects = con.execute(
+                "select 'line ' || line, error_type, left(coalesce(csv_line, ''), $cap) from line_rejects",
+                {"cap": RAW_PREVIEW_CHARS},
+            ).fetchall()
+            loc_prefix = "line "
+        else:
+            lines, file_error = _lines_from_json_file(path)
+            if file_error is not None:
+                rejects, lines = [("file", "FILE", file_error[1])], []
+                file_reason = file_error[0]
+            else:
+                rejects, file_reason = [], None
+            con.register("json_lines", pa.table({"line": pa.array(lines, pa.string())}))
+            con.execute("create temp table lines as select row_number() over () as record_no, line from json_lines")
+            loc_prefix = "record "
+            if file_reason is not None:
+                rejects = [("file", str(file_reason), rejects[0][2])]
+
+        con.execute(
+            f"""
+            create temp table parsed as
+            with source as (
+                select record_no, line, json_valid(line) as ok from lines
+            ),
+            fields as (
+                select record_no, line, ok,
+                    case when ok then json_type(line::json) end as top_type,
+                    case when ok then json_extract_string(line, '$.run.apiVersion') end as run_api,
+                    case when ok then json_extract_string(line, '$.protocol.apiVersion') end as protocol_api,
+                    case when ok then json_extract_string(line, '$.environment.apiVersion') end as environment_api,
+                    case when ok then json_extract_string(line, '$.run.kind') end as run_kind,
+                    case when ok then json_extract(line, '$.protocol')::varchar end as protocol_text,
+                    case when ok then json_extract(line, '$.environment')::varchar end as environment_text,
+                    case when ok then json_extract_string(line, '$.run.spec.protocolDigest') end as protocol_digest,
+                    case when ok then json_extract_string(line, '$.run.spec.environmentDigest') end as environment_digest,
+                    case when ok then json_extract_string(line, '$.run.spec.workloadDigest') end as workload_digest,
+                    case when ok then json_extract_string(line, '$.run.spec.implementationDigest') end as implementation_digest,
+                    case when ok then json_extract_string(line, '$.run.spec.observedAt') end as observed_at_raw,
+                    case when ok then json_extract_string(line, '$.run.spec.sourceNative.benchmark') end as benchmark,
+                    case when ok then json_extract_string(line, '$.run.spec.sourceNative.externalId') end as external_id,
+                    case when ok then json_extract_string(line, '$.run.metadata.labels.liger_version') end as liger_version,
+                    case when ok then json_extract_string(line, '$.run.metadata.name') end as run_name,
+                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_20') as double) end as p20,
+                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_50') as double) end as p50,
+                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_80') as double) end as p80
+                from source
+            )
+            select *,
+                try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
+                string_split(external_id, '/') as id_parts,
+                string_split(benchmark, '/') as bench_parts
+            from fields
+            """
+        )
+        objects = con.execute(
+            """
+            select 'protocol', protocol_text from parsed where protocol_text is not null
+            union select 'environment', environment_text from parsed where environment_text is not null
+            """
+        ).fetchall()
+        checked = [
+            (kind, text, *_check_object(text, BenchmarkProtocol if kind == "protocol" else ExecutionEnvironment))
+            for kind, text in objects
+        ]
+        con.register(
+            "checked_objects",
+            pa.table(
+                {
+                    "kind": pa.array([c[0] for c in checked], pa.string()),
+                    "text": pa.array([c[1] for c in checked], pa.string()),
+                    "digest": pa.array([c[2] for c in checked], pa.string()),
+                    "canonical": pa.array([c[3] for c in checked], pa.string()),
+                    "error": pa.array([c[4] for c in checked], pa.string()),
+                }
+            ),
+        )
+        tmp = atomic_path(dest)
+        con.register(
+            "reject_rows",
+            pa.table(
+                {
+                    "location": pa.array([r[0] for r in rejects], pa.string()),
+                    "reason": pa.array(
+                        [str(Reason.LINE_TOO_LONG if r[1] == "LINE SIZE OVER MAXIMUM" else
+                             Reason.UNREADABLE_BYTES if r[1] in ("INVALID ENCODING", "INVALID UNICODE") else
+                             r[1] if r[0] == "file" else Reason.TRUNCATED_JSON) for r in rejects],
+                        pa.string(),
+                    ),
+                    "raw": pa.array([r[2] for r in rejects], pa.string()),
+                }
+            ),
+        )
+        con.execute(
+            f"""
+            create temp table judged as
+            with joined as (
+                select p.*,
+                    po.digest as protocol_actual, po.canonical as protocol_json, po.error as protocol_error,
+                    eo.digest as environment_actual, eo.canonical as environment_json, eo.error as environment_error
+                from parsed p
+                left join checked_objects po on po.kind = 'protocol' and po.text = p.protocol_text
+                left join checked_objects eo on eo.kind = 'environment' and eo.text = p.environment_text
+            )
+            select *,
+                case
+                    when not ok then '{Reason.TRUNCATED_JSON}'
+                    when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
+                    when run_api is distinct from $api or protocol_api is distinct from $api
+                         or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
+                    when protocol_error is not null then protocol_error
+                    when environment_error is not null then environment_error
+                    when run_kind is distinct from 'BenchmarkRun'
+                         or not regexp_full_match(coalesce(protocol_digest, ''), $digest_re)
+                         or not regexp_full_match(coalesce(environment_digest, ''), $digest_re)
+                         or not regexp_full_match(coalesce(workload_digest, ''), $digest_re)
+                         or not regexp_full_match(coalesce(implementation_digest, ''), $digest_re)
+                         or len(bench_parts) <> 2 or bench_parts[1] = '' or bench_parts[2] = ''
+                         then '{Reason.INVALID_RECORD}'
+                    when observed_at is null then '{Reason.BAD_TIMESTAMP}'
+                    when p20 is null or p50 is null or p80 is null or isnan(p20) or isnan(p50) or isnan(p80)
+                         or isinf(p20) or isinf(p50) or isinf(p80) then '{Reason.NON_NUMERIC_VALUE}'
+                    when p20 <= 0 or p50 <= 0 or p80 <= 0 then '{Reason.NON_POSITIVE_VALUE}'
+                    when not (p20 <= p50 and p50 <= p80) then '{Reason.QUANTILE_ORDER}'
+                    when protocol_actual <> protocol_digest or environment_actual <> environment_digest
+                         then '{Reason.DIGEST_MISMATCH}'
+                end as reason
+            from joined
+            """,
+            {"api": API_VERSION, "digest_re": DIGEST_RE},
+        )
+        con.execute(
+            f"""
+            copy (
+                select record_no, '{loc_prefix}' || record_no as location, reason,
+                    case when reason is not null then left(line, {RAW_PREVIEW_CHARS}) end as raw,
+                    bench_parts[1] as kernel_name,
+                    bench_parts[2] as kernel_operation_mode,
+                    case when len(id_parts) >= 3 then id_parts[3] end as kernel_provider,
+                    case when len(id_parts) >= 4 then id_parts[4] end as gpu_slug,
+                    trim(concat_ws(' ', json_extract_string(environment_json, '$.spec.hardware.product'),
+                                        json_extract_string(environment_json, '$.spec.hardware.formFactor'))) as environment_gpu_name,
+                    observed_at,
+                    strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text,
+                    liger_version, run_name, p20, p50, p80,
+                    protocol_digest, environment_digest, workload_digest, implementation_digest,
+                    protocol_json, environment_json
+                from judged
+                union all by name
+                select null::bigint as record_no, location, reason, raw from reject_rows
+            ) to '{str(tmp).replace("'", "''")}' (format parquet, compression zstd)
+            """
+        )
+        publish(tmp, dest)
+        read, bad = con.execute("select count(*), count(*) filter (where reason is not null) from judged").fetchone()
+    finally:
+        con.close()
+    return StageResult(read + len(rejects), bad + len(rejects))

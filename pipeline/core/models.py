@@ -1,0 +1,121 @@
+"""kernelindex.dev/v1alpha1 record models (pydantic v2).
+
+Unknown fields are kept (``extra="allow"``) because digests cover the whole spec: dropping
+a field we do not model would change the digest.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .settings import API_VERSION
+
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Metadata(_Open):
+    name: str | None = None
+    title: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class SourceNative(_Open):
+    source: str | None = None
+    benchmark: str = Field(description="'<kernel>/<pass>' as upstream names it")
+    externalId: str | None = Field(
+        default=None, description="<kernel>/<pass>/<provider>/<gpu-slug>/<workload-slug>/<YYYY-MM-DD-HH-MM-SS>"
+    )
+    metrics: dict[str, float] = Field(default_factory=dict, description="ms_20 / ms_50 / ms_80")
+
+
+class Measurement(_Open):
+    metric: str
+    statistic: str
+    unit: str
+    value: float
+
+
+class RunSpec(_Open):
+    status: str | None = None
+    observedAt: datetime
+    protocolDigest: str = Field(pattern=DIGEST_PATTERN)
+    environmentDigest: str = Field(pattern=DIGEST_PATTERN)
+    workloadDigest: str = Field(pattern=DIGEST_PATTERN)
+    implementationDigest: str = Field(pattern=DIGEST_PATTERN)
+    measurements: list[Measurement] = Field(default_factory=list)
+    sourceNative: SourceNative
+
+
+class BenchmarkRun(_Open):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    kind: Literal["BenchmarkRun"] = "BenchmarkRun"
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: RunSpec
+
+
+class BenchmarkProtocol(_Open):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    kind: Literal["BenchmarkProtocol"] = "BenchmarkProtocol"
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: dict[str, Any]
+
+
+class ExecutionEnvironment(_Open):
+    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    kind: Literal["ExecutionEnvironment"] = "ExecutionEnvironment"
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: dict[str, Any]
+
+
+class BenchmarkWorkload(_Open):
+    """Derived from CSV rows: what was run (kernel, x point, config)."""
+
+    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    kind: Literal["BenchmarkWorkload"] = "BenchmarkWorkload"
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: dict[str, Any]
+
+
+class KernelImplementation(_Open):
+    """Derived from CSV rows: which code ran (kernel, provider, Liger release)."""
+
+    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    kind: Literal["KernelImplementation"] = "KernelImplementation"
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: dict[str, Any]
+
+
+class Bundle(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    run: BenchmarkRun
+    protocol: BenchmarkProtocol
+    environment: ExecutionEnvironment
+
+
+SCHEMA_MODELS = {
+    "BenchmarkRun": BenchmarkRun,
+    "BenchmarkProtocol": BenchmarkProtocol,
+    "ExecutionEnvironment": ExecutionEnvironment,
+    "BenchmarkWorkload": BenchmarkWorkload,
+    "KernelImplementation": KernelImplementation,
+    "Bundle": Bundle,
+}
+
+
+def export_json_schemas(out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in SCHEMA_MODELS.items():
+        path = out_dir / f"{name}.schema.json"
+        path.write_text(json.dumps(model.model_json_schema(), indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    return written

@@ -1,0 +1,40 @@
+"""Quarantine reason codes. One code per way input can be wrong; documented in README."""
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    # whole file
+    UNREADABLE_FILE = "unreadable_file"  # I/O error, or not a regular file
+    MISSING_REQUIRED_COLUMN = "missing_required_column"
+    HEADER_TOO_WIDE = "header_too_wide"
+    FILE_TOO_LARGE = "file_too_large"
+    # CSV structure (per line)
+    UNREADABLE_BYTES = "unreadable_bytes"  # not UTF-8
+    SHORT_ROW = "short_row"
+    LONG_ROW = "long_row"
+    LINE_TOO_LONG = "line_too_long"
+    MALFORMED_CSV = "malformed_csv"  # e.g. unterminated quote
+    # CSV values (per row)
+    EMPTY_FIELD = "empty_field"
+    NON_NUMERIC_VALUE = "non_numeric_value"  # also NaN and infinity
+    NON_POSITIVE_VALUE = "non_positive_value"
+    QUANTILE_ORDER = "quantile_order"  # p20 <= p50 <= p80 broken
+    BAD_CONFIG_JSON = "bad_config_json"
+    BAD_TIMESTAMP = "bad_timestamp"
+    # kernelindex bundles (per record)
+    TRUNCATED_JSON = "truncated_json"
+    NOT_AN_OBJECT = "not_an_object"
+    JSON_TOO_DEEP = "json_too_deep"
+    UNKNOWN_API_VERSION = "unknown_api_version"
+    INVALID_RECORD = "invalid_record"  # schema violation
+    DIGEST_MISMATCH = "digest_mismatch"
+
+
+DUCKDB_REJECT_REASON = {
+    "INVALID ENCODING": Reason.UNREADABLE_BYTES,
+    "INVALID UNICODE": Reason.UNREADABLE_BYTES,
+    "MISSING COLUMNS": Reason.SHORT_ROW,
+    "TOO MANY COLUMNS": Reason.LONG_ROW,
+    "LINE SIZE OVER MAXIMUM": Reason.LINE_TOO_LONG,
+}

@@ -1,0 +1,114 @@
+"""Thresholds for regression verdicts, stored as the one-row table ``regression_settings``.
+
+The SQL views (``sql/views/2*_*.sql``, ``3*_*.sql``) read every threshold from
+that table, so changing a default here (or in the Dagster run config of the
+DuckDB build asset) changes the verdicts without touching SQL.
+
+Why these defaults (measured on the shipped upstream history, 118 same-version
+re-run points):
+
+* The median same-version re-run moves the p50 by 1.7 % (speed: 2.9 %,
+  memory: 0 %), but some groups move far more (a few kernels move 10 % or more
+  between two runs of one version, mostly at the smallest sizes and across dev
+  builds that kept the version string). A fixed ratio alarm would therefore be
+  both too loose for memory and too tight for the noisy kernels, so the noise
+  is estimated per kernel/provider/mode/metric/GPU from the re-runs.
+* ``noise_quantile = 0.9``: the noise of a group is the 90th percentile of its
+  re-run |log ratio|, not the median: a verdict has to survive the bad re-runs,
+  not the typical one. Groups have 4-8 re-run points, so this is close to
+  their worst re-run.
+* ``noise_multiplier = 1.5``: a change must exceed 1.5x that spread. Together
+  with the quantile this keeps every shipped same-version re-run unflagged.
+* ``min_noise_floor = 0.03``: no threshold is ever below 3 %. Memory re-runs
+  are usually bit-identical (noise 0), and most groups have no re-runs at all;
+  3 % is above the 1.7 % median re-run move and below the 10 % shifts we must
+  catch. Groups without re-runs fall back to the median noise of the groups of
+  the same metric, then of all groups, then to this floor.
+* ``require_band_separation = True``: upstream stores p20/p80 beside every
+  median; a point is only a regression when the bands do not overlap
+  (to_p20 > from_p80), an improvement when to_p80 < from_p20.
+* ``sweep_min_band_fraction = 0.5``: a sweep verdict needs at least half of
+  the shared x points to have separated bands in the direction of the change.
+* ``min_shared_points = 2``: a sweep verdict needs two x points that both
+  versions measured; one point is too easy to fool (smallest sizes are the
+  noisiest), and a single point is still judged in ``regressions``.
+* ``reference_max_gap_hours = 24``: a reference provider (torch, huggingface,
+  ...) only normalizes a liger measurement when it was measured within a day
+  of it at the same version, i.e. on the same machine in the same session.
+* ``change_point_penalty = 1.0``: ruptures' PELT penalty, in units of the
+  squared log-threshold of the sweep; a shift smaller than the noise threshold
+  never opens a new segment.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RegressionSettings", "write_settings_table", "SETTINGS_TABLE"]
+
+SETTINGS_TABLE = "regression_settings"
+
+
+class RegressionSettings(BaseModel):
+    """Thresholds for the regression verdicts (see module docstring for the reasoning)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_noise_floor: float = Field(
+        0.03, ge=0.0, le=1.0,
+        description="Smallest relative change ever judged beyond noise (0.03 = 3 %).",
+    )
+    noise_multiplier: float = Field(
+        1.5, gt=0.0, le=100.0,
+        description="A change must exceed this many times the re-run spread of its group.",
+    )
+    noise_quantile: float = Field(
+        0.9, ge=0.0, le=1.0,
+        description="Quantile of the same-version re-run |log ratio| used as a group's spread.",
+    )
+    require_band_separation: bool = Field(
+        True, description="Require non-overlapping p20-p80 bands for a regression/improvement.",
+    )
+    sweep_min_band_fraction: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="Share of shared x points whose bands must separate for a sweep verdict.",
+    )
+    min_shared_points: int = Field(
+        2, ge=1, le=10_000,
+        description="Minimum x points measured by both versions for a sweep verdict.",
+    )
+    reference_max_gap_hours: float = Field(
+        24.0, ge=0.0, le=24.0 * 3650,
+        description="A reference measurement counts only within this many hours of the liger one.",
+    )
+    change_point_penalty: float = Field(
+        1.0, gt=0.0, le=1000.0,
+        description="PELT penalty in units of the sweep's squared log threshold.",
+    )
+
+
+_COLUMNS: dict[str, str] = {
+    "min_noise_floor": "double",
+    "noise_multiplier": "double",
+    "noise_quantile": "double",
+    "require_band_separation": "boolean",
+    "sweep_min_band_fraction": "double",
+    "min_shared_points": "integer",
+    "reference_max_gap_hours": "double",
+    "change_point_penalty": "double",
+}
+assert set(_COLUMNS) == set(RegressionSettings.model_fields), "settings table out of sync"
+
+
+def write_settings_table(con, settings: RegressionSettings | None = None) -> RegressionSettings:
+    """Create (or replace) the one-row ``regression_settings`` table in ``con``.
+
+    Values are bound as parameters; only the fixed column names above appear in SQL.
+    """
+    settings = settings or RegressionSettings()
+    columns = ", ".join(f"{name} {sql_type} not null" for name, sql_type in _COLUMNS.items())
+    con.execute(f"create or replace table {SETTINGS_TABLE} ({columns})")
+    placeholders = ", ".join("?" for _ in _COLUMNS)
+    values = [getattr(settings, name) for name in _COLUMNS]
+    con.execute(f"insert into {SETTINGS_TABLE} values ({placeholders})", values)
+    return settings
