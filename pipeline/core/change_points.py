@@ -1,0 +1,193 @@
+"""Change points: which version introduced each lasting shift of a sweep.
+
+``build_change_points(con)`` runs after the SQL views and creates the table
+``change_points`` in the same connection. No Dagster imports here.
+
+Method, per liger-family sweep (kernel, provider, mode, metric, GPU, x_name,
+extra_config) with at least 3 versions:
+
+1. Chain the version pairs of ``sweep_regressions`` into a level series:
+   ``level_0 = 0`` and ``level_i = level_{i-1} + ln(step_i)``, where ``step_i``
+   is the pair's geomean normalized ratio (``basis = 'normalized'``, when every
+   pair of the chain has a reference) or else its raw geomean ratio
+   (``basis = 'raw'``). The level is the log of "how much slower than the first
+   version" on the x points each neighbouring pair shares. A pair without
+   shared points breaks the chain; each unbroken chain of >= 3 versions is
+   analysed on its own.
+2. Segment the level series with ruptures' PELT (``model="l2"``,
+   ``min_size=1``), penalty ``change_point_penalty * threshold_log**2``, where
+   ``threshold_log`` is the sweep's noise threshold from ``noise_floor``.
+3. Each segment boundary is a change point: the first version of the new
+   segment introduced it. Shifts smaller than the noise threshold are dropped,
+   so a reported shift is always beyond noise. ``direction`` is ``worse``
+   (higher ms / MB) or ``better``.
+
+ruptures (and through it scipy) is imported only when some sweep has >= 3
+versions: the shipped history has none, and the import costs about a second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["build_change_points", "segment_levels", "CHANGE_POINTS_DDL"]
+
+CHANGE_POINTS_DDL = """
+create or replace table change_points (
+    kernel_name varchar,
+    kernel_provider varchar,
+    kernel_operation_mode varchar,
+    metric_name varchar,
+    metric_unit varchar,
+    gpu_name varchar,
+    x_name varchar,
+    extra_config varchar,
+    version varchar,
+    version_rank integer,
+    previous_version varchar,
+    previous_version_rank integer,
+    direction varchar,
+    shift_ratio double,
+    level_before double,
+    level_after double,
+    basis varchar,
+    versions_in_chain integer,
+    first_version varchar,
+    last_version varchar,
+    pair_verdict varchar,
+    threshold double,
+    method varchar
+)
+"""
+
+_SOURCE_SQL = """
+select
+    kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+    gpu_name, x_name, extra_config,
+    from_version, to_version, from_version_rank, to_version_rank,
+    geomean_ratio, geomean_normalized_ratio, threshold, verdict
+from sweep_regressions
+order by
+    kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+    x_name nulls first, extra_config nulls first, to_version_rank
+"""
+
+METHOD = "ruptures.Pelt(model='l2', min_size=1)"
+_SWEEP_KEY = slice(0, 8)
+
+
+@dataclass(frozen=True)
+class _Pair:
+    from_version: str
+    to_version: str
+    from_rank: int
+    to_rank: int
+    ratio: float | None
+    normalized: float | None
+    threshold: float | None
+    verdict: str
+
+
+def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
+    """Indexes where a new segment starts (ruptures PELT, l2 cost, min_size 1)."""
+    if len(levels) < 3:
+        return []
+    import numpy as np
+    from ruptures.detection import Pelt
+
+    signal = np.asarray(levels, dtype=float).reshape(-1, 1)
+    breakpoints = Pelt(model="l2", min_size=1, jump=1).fit(signal).predict(pen=penalty)
+    return [b for b in breakpoints if b < len(levels)]
+
+
+def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
+    """Split a sweep's consecutive pairs where a pair has no shared points."""
+    chains: list[list[_Pair]] = []
+    current: list[_Pair] = []
+    for pair in pairs:
+        if pair.ratio is None or pair.ratio <= 0:
+            if current:
+                chains.append(current)
+            current = []
+            continue
+        current.append(pair)
+    if current:
+        chains.append(current)
+    return [c for c in chains if len(c) >= 2]  # >= 3 versions
+
+
+def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> list[tuple]:
+    use_normalized = all(p.normalized is not None and p.normalized > 0 for p in chain)
+    basis = "normalized" if use_normalized else "raw"
+    steps = [math.log(p.normalized if use_normalized else p.ratio) for p in chain]
+    levels = [0.0]
+    for step in steps:
+        levels.append(levels[-1] + step)
+    versions = [chain[0].from_version] + [p.to_version for p in chain]
+    ranks = [chain[0].from_rank] + [p.to_rank for p in chain]
+    thresholds = [p.threshold for p in chain if p.threshold is not None]
+    threshold = max(thresholds) if thresholds else 0.03
+    threshold_log = math.log1p(threshold)
+    starts = segment_levels(levels, penalty_factor * threshold_log**2)
+
+    bounds = [0, *starts, len(levels)]
+    means = [
+        sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+    rows = []
+    for i, start in enumerate(starts):
+        shift = means[i + 1] - means[i]
+        if abs(shift) <= threshold_log:
+            continue
+        rows.append(
+            (
+                *key,
+                versions[start],
+                ranks[start],
+                versions[start - 1],
+                ranks[start - 1],
+                "worse" if shift > 0 else "better",
+                math.exp(shift),
+                math.exp(means[i]),
+                math.exp(means[i + 1]),
+                basis,
+                len(versions),
+                versions[0],
+                versions[-1],
+                chain[start - 1].verdict,
+                threshold,
+                METHOD,
+            )
+        )
+    return rows
+
+
+def build_change_points(con) -> int:
+    """Create table ``change_points`` from view ``sweep_regressions``; return its row count.
+
+    Works with zero sweeps (creates an empty table). Reads the PELT penalty
+    factor from ``regression_settings``.
+    """
+    con.execute(CHANGE_POINTS_DDL)
+    (penalty_factor,) = con.execute(
+        "select change_point_penalty from regression_settings"
+    ).fetchone()
+    records = con.execute(_SOURCE_SQL).fetchall()
+
+    sweeps: dict[tuple, list[_Pair]] = {}
+    for r in records:
+        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(
+            _Pair(r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15])
+        )
+
+    rows: list[tuple] = []
+    for key, pairs in sweeps.items():
+        for chain in _chains(pairs):
+            rows.extend(_analyse_chain(key, chain, float(penalty_factor)))
+
+    if rows:
+        placeholders = ", ".join("?" for _ in rows[0])
+        con.executemany(f"insert into change_points values ({placeholders})", rows)
+    return len(rows)
