@@ -239,7 +239,7 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
                 from reject_rows
             ) to '{_sql_path(tmp)}' (format parquet, compression zstd)
             """
-        )
+        ).fetchall()
         publish(tmp, dest)
         read, bad = con.execute(
             "select count(*), count(*) filter (where reason is not null) from typed"

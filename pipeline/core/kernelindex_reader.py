@@ -220,7 +220,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
             from joined
             """,
             {"api": API_VERSION, "digest_re": DIGEST_RE},
-        )
+        ).fetchall()
         con.execute(
             f"""
             copy (
@@ -242,7 +242,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
                 select null::bigint as record_no, location, reason, raw from reject_rows
             ) to '{str(tmp).replace("'", "''")}' (format parquet, compression zstd)
             """
-        )
+        ).fetchall()
         publish(tmp, dest)
         read, bad = con.execute("select count(*), count(*) filter (where reason is not null) from judged").fetchone()
     finally:

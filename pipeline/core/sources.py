@@ -1,0 +1,106 @@
+"""Find input files under data_raw and attach upstream provenance from SNAPSHOTS.tsv."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+CSV_KIND = "liger_csv"
+KERNELINDEX_KIND = "kernelindex"
+KERNELINDEX_SUFFIXES = (".json", ".ndjson", ".jsonl")
+
+
+@dataclass
+class SourceFile:
+    path: Path  # absolute, inside data_raw
+    source_path: str  # relative to data_raw (or a virtual "git:<commit>:<path>" for backfills)
+    kind: str
+    content_sha256: str = ""
+    size_bytes: int = 0
+    upstream_path: str | None = None
+    upstream_commit: str | None = None
+    committed_at: datetime | None = None
+    in_upstream_head: bool | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _inside(root: Path, p: Path) -> bool:
+    try:
+        p.resolve().relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
+    """SNAPSHOTS.tsv: file, upstream_path, upstream_commit, committed_at (extra columns ignored)."""
+    with tsv.open(newline="", encoding="utf-8-sig") as fh:
+        return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t") if row.get("file")}
+
+
+def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
+    """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed."""
+    root = data_raw.resolve()
+    sources: list[SourceFile] = []
+    problems: list[tuple[str, str, str]] = []
+    layout = ((CSV_KIND, root / "liger_csv", (".csv",)), (KERNELINDEX_KIND, root / "kernelindex", KERNELINDEX_SUFFIXES))
+    for kind, base, suffixes in layout:
+        if not base.is_dir():
+            continue
+        snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
+        for p in sorted(base.rglob("*")):
+            if p.suffix.lower() not in suffixes or p.name.startswith("."):
+                continue
+            rel = p.relative_to(root).as_posix()
+            if not _inside(root, p) or not p.is_file():
+                problems.append((rel, "unreadable_file", "path resolves outside data_raw or is not a regular file"))
+                continue
+            src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
+            if kind == CSV_KIND:
+                tsv = p.parent / "SNAPSHOTS.tsv"
+                if tsv.is_file() and p.parent not in snapshot_index:
+                    snapshot_index[p.parent] = read_snapshot_index(tsv)
+                meta = snapshot_index.get(p.parent, {}).get(p.name)
+                if meta:
+                    src.upstream_path = meta.get("upstream_path") or None
+                    src.upstream_commit = meta.get("upstream_commit") or None
+                    src.committed_at = _parse_time(meta.get("committed_at"))
+            sources.append(src)
+    _mark_head(sources)
+    return sources, problems
+
+
+def _mark_head(sources: list[SourceFile]) -> None:
+    """Without a git repo, the newest snapshot of each upstream path is taken as that path's HEAD."""
+    latest: dict[str, SourceFile] = {}
+    for s in sources:
+        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
+            cur = latest.get(s.upstream_path)
+            if cur is None or (s.committed_at, s.source_path) > (cur.committed_at, cur.source_path):
+                latest[s.upstream_path] = s
+    for s in sources:
+        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
+            s.in_upstream_head = latest.get(s.upstream_path) is s

@@ -1,0 +1,181 @@
+"""Warehouse layout, content-addressed staging, atomic publication and the DuckDB file.
+
+    warehouse/
+      staging/v1/{liger_csv,kernelindex}/<sha256>.parquet   one per distinct input file content
+      generations/<id>/*.parquet                             one complete set of tables per build
+      current -> generations/<id>                             swapped atomically (symlink rename)
+      liger.duckdb                                            views over one generation; replaced atomically
+      .lock                                                   serializes publication
+
+Readers never see a half-written table: every file is written aside and renamed, a generation
+is complete before `current` points at it, and the DuckDB file names one generation by path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+from filelock import FileLock
+
+from . import csv_reader, kernelindex_reader
+from .normalize import BuildSummary, build_tables
+from .settings import SQL_DIR
+from .sources import CSV_KIND, SourceFile, discover, file_sha256
+
+STAGING_VERSION = "v1"
+TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
+KEEP_GENERATIONS = 3
+LOCK_TIMEOUT_S = 600
+
+
+class Warehouse:
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+
+    # -- paths ---------------------------------------------------------------------------
+    @property
+    def staging(self) -> Path:
+        return self.root / "staging" / STAGING_VERSION
+
+    @property
+    def generations(self) -> Path:
+        return self.root / "generations"
+
+    @property
+    def current(self) -> Path:
+        return self.root / "current"
+
+    @property
+    def duckdb_path(self) -> Path:
+        return self.root / "liger.duckdb"
+
+    @property
+    def temp_dir(self) -> Path:
+        return self.root / "tmp"
+
+    def lock(self, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".lock"), timeout=timeout)
+
+    def staged_path(self, src: SourceFile) -> Path:
+        return self.staging / src.kind / f"{src.content_sha256}.parquet"
+
+    def current_generation(self) -> Path | None:
+        return self.current.resolve() if self.current.is_symlink() else None
+
+    # -- staging ---------------------------------------------------------------------------
+    def empty_templates(self) -> dict[str, Path]:
+        """Zero-row staged files that give read_parquet a schema even when no input of a kind exists."""
+        out = {}
+        for kind, stage, suffix in ((CSV_KIND, csv_reader.stage_csv_file, ".csv"),
+                                    ("kernelindex", kernelindex_reader.stage_kernelindex_file, ".ndjson")):
+            dest = self.staging / f"_empty_{kind}.parquet"
+            if not dest.exists():
+                self.temp_dir.mkdir(parents=True, exist_ok=True)
+                blank = self.temp_dir / f"empty-{uuid.uuid4().hex}{suffix}"
+                blank.write_text("" if kind == CSV_KIND else "\n")
+                try:
+                    if kind == CSV_KIND:
+                        csv_reader._empty_stage(dest, [])
+                    else:
+                        stage(blank, dest)
+                finally:
+                    blank.unlink(missing_ok=True)
+            out[kind] = dest
+        return out
+
+    def stage(self, sources: list[SourceFile], max_workers: int = 2,
+              progress: Callable[[str], None] | None = None) -> dict[str, int]:
+        """Hash every source, parse only contents never staged before. Returns counts."""
+        for s in sources:
+            s.content_sha256 = file_sha256(s.path)
+        todo: dict[str, SourceFile] = {}
+        for s in sources:
+            if not self.staged_path(s).exists():
+                todo.setdefault(s.content_sha256 + s.kind, s)
+
+        def run(s: SourceFile) -> None:
+            try:
+                if s.kind == CSV_KIND:
+                    csv_reader.stage_csv_file(s.path, self.staged_path(s))
+                else:
+                    kernelindex_reader.stage_kernelindex_file(s.path, self.staged_path(s))
+            except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
+                from .reasons import Reason
+
+                csv_reader._empty_stage(self.staged_path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
+            if progress:
+                progress(s.source_path)
+
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:
+            list(pool.map(run, todo.values()))
+        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo)}
+
+    # -- build + publish ------------------------------------------------------------------
+    def build_generation(self, sources: list[SourceFile], problems: list[tuple[str, str, str]]) -> tuple[Path, BuildSummary]:
+        gen = self.generations / f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        tmp = gen.with_name(f".{gen.name}.tmp")
+        self.temp_dir.mkdir(parents=True, exist_ok=True)
+        staged = {s.source_path: self.staged_path(s) for s in sources}
+        summary = build_tables(sources, staged, self.empty_templates(), problems, tmp, temp_dir=self.temp_dir)
+        (tmp / "summary.json").write_text(json.dumps(summary.__dict__, indent=2, sort_keys=True))
+        os.replace(tmp, gen)
+        return gen, summary
+
+    def publish(self, gen: Path) -> None:
+        link = self.root / f".current.{uuid.uuid4().hex}"
+        os.symlink(os.path.relpath(gen, self.root), link)
+        os.replace(link, self.current)
+
+    def build_duckdb(self, gen: Path, before_views: Iterable[Callable[[duckdb.DuckDBPyConnection], None]] = (),
+                     after_views: Iterable[Callable[[duckdb.DuckDBPyConnection], None]] = ()) -> list[str]:
+        """Create views over ``gen``'s Parquet, run sql/views/*.sql in order, swap the file in."""
+        tmp = self.root / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
+        con = duckdb.connect(str(tmp))
+        try:
+            for table in TABLES:
+                path = str((gen / f"{table}.parquet").resolve()).replace("'", "''")
+                con.execute(f"create or replace view {table} as select * from read_parquet('{path}')")
+            for hook in before_views:
+                hook(con)
+            applied = []
+            for sql_file in sorted((SQL_DIR / "views").glob("*.sql")):
+                con.execute(sql_file.read_text())
+                applied.append(sql_file.name)
+            for hook in after_views:
+                hook(con)
+            con.execute("checkpoint")
+        finally:
+            con.close()
+        os.replace(tmp, self.duckdb_path)
+        return applied
+
+    def collect_garbage(self) -> list[str]:
+        """Drop old generations; the newest few stay so open read-only sessions keep working."""
+        if not self.generations.is_dir():
+            return []
+        current = self.current_generation()
+        gens = sorted(p for p in self.generations.iterdir() if p.is_dir() and not p.name.startswith("."))
+        keep = set(gens[-KEEP_GENERATIONS:]) | ({current} if current else set())
+        removed = []
+        for g in gens:
+            if g not in keep:
+                shutil.rmtree(g, ignore_errors=True)
+                removed.append(g.name)
+        for leftover in self.root.glob(".liger.duckdb.*.tmp"):
+            leftover.unlink(missing_ok=True)
+        for leftover in self.generations.glob(".*.tmp"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        return removed
+
+
+def discover_sources(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
+    return discover(data_raw)
