@@ -4,9 +4,9 @@ Peak RSS is only meaningful per process, so every case runs in a fresh process:
 
 * :func:`measure_subprocess` -- a command; the parent reaps it with ``os.wait4`` and reads
   that child's own ``ru_maxrss`` (Linux: kB; includes descendants it waited for).
-* :func:`measure_callable` -- a picklable top-level function, run in a *spawned* (not
-  forked: a fork child would inherit the parent's resident pages) interpreter that reports
-  its own ``getrusage(RUSAGE_SELF).ru_maxrss`` and the wall time of the call itself.
+* :func:`measure_callable` -- an importable module-level function, run the same way in a
+  fresh interpreter (``python -m bench.measure _call``; not a fork, whose child would
+  inherit the parent's resident pages); the child also reports the wall time of the call.
 
 :func:`write_table` writes markdown + CSV with the columns
 case, size, rows, wall_s, rows_per_s, peak_rss_mb, ratio.
@@ -15,7 +15,6 @@ case, size, rows, wall_s, rows_per_s, peak_rss_mb, ratio.
 from __future__ import annotations
 
 import csv
-import multiprocessing as mp
 import os
 import resource
 import subprocess
@@ -66,42 +65,56 @@ def python_module(module: str, *args: Any) -> list[str]:
     return [sys.executable, "-m", module, *map(str, args)]
 
 
-def _child(conn, fn, args, kwargs) -> None:
+def _call_entry(in_path: str, out_path: str) -> None:
+    """Child side of measure_callable: import, call, pickle (status, result, wall) back."""
+    import importlib
+    import pickle
+
+    with open(in_path, "rb") as fh:
+        module, qualname, args, kwargs = pickle.load(fh)
     try:
+        fn = importlib.import_module(module)
+        for part in qualname.split("."):
+            fn = getattr(fn, part)
         t0 = time.perf_counter()
         result = fn(*args, **kwargs)
-        wall = time.perf_counter() - t0
-        rss = _maxrss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-        conn.send(("ok", result, wall, rss))
+        payload = ("ok", result, time.perf_counter() - t0)
     except BaseException:  # noqa: BLE001 - report anything to the parent
-        conn.send(("error", traceback.format_exc(), 0.0, 0.0))
-    finally:
-        conn.close()
+        payload = ("error", traceback.format_exc(), 0.0)
+    with open(out_path, "wb") as fh:
+        pickle.dump(payload, fh)
 
 
-def measure_callable(fn: Callable, *args: Any, **kwargs: Any) -> dict:
-    """Run fn(*args, **kwargs) in a fresh spawned interpreter.
+def measure_callable(fn: Callable, *args: Any, cwd: str | Path | None = None, env: dict | None = None,
+                     **kwargs: Any) -> dict:
+    """Run fn(*args, **kwargs) in a fresh interpreter (``python -m bench.measure``), reaped with wait4.
 
     Returns {wall_s (the call itself), total_wall_s (incl. interpreter start + imports),
-    peak_rss_mb (of that interpreter, imports included), result}.  fn and its arguments
-    and result must be picklable (a module-level function).
+    peak_rss_mb (of that interpreter, imports included), result}.  fn must be importable by
+    module + qualified name (not defined in ``__main__``); arguments and result must pickle.
     """
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    t0 = time.perf_counter()
-    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs))
-    proc.start()
-    child.close()
-    try:
-        status, result, wall, rss = parent.recv()
-    except EOFError:
-        proc.join()
-        raise RuntimeError(f"{getattr(fn, '__name__', fn)} died (exit code {proc.exitcode})") from None
-    proc.join()
-    total = time.perf_counter() - t0
+    import pickle
+
+    module, qualname = fn.__module__, fn.__qualname__
+    if module == "__main__" or "<locals>" in qualname:
+        raise ValueError(f"{qualname} must be a module-level function of an importable module")
+    with tempfile.TemporaryDirectory() as tmp:
+        in_path, out_path = os.path.join(tmp, "in.pkl"), os.path.join(tmp, "out.pkl")
+        with open(in_path, "wb") as fh:
+            pickle.dump((module, qualname, args, kwargs), fh)
+        # the child inherits our cwd (relative paths keep meaning); make sure `bench` imports
+        env = dict(os.environ if env is None else env)
+        root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        m = measure_subprocess(python_module("bench.measure", "_call", in_path, out_path), cwd=cwd, env=env,
+                               check=False)
+        if not os.path.exists(out_path):
+            raise RuntimeError(f"{qualname} died (exit code {m['returncode']}):\n{m['stderr'][-4000:]}")
+        with open(out_path, "rb") as fh:
+            status, result, wall = pickle.load(fh)
     if status != "ok":
-        raise RuntimeError(f"{getattr(fn, '__name__', fn)} failed in child:\n{result}")
-    return {"wall_s": wall, "total_wall_s": total, "peak_rss_mb": rss, "result": result}
+        raise RuntimeError(f"{qualname} failed in child:\n{result}")
+    return {"wall_s": wall, "total_wall_s": m["wall_s"], "peak_rss_mb": m["peak_rss_mb"], "result": result}
 
 
 def measure_inline(fn: Callable, *args: Any, **kwargs: Any) -> dict:
@@ -172,3 +185,10 @@ def write_table(results: list[dict], md_path: str | Path | None = None, csv_path
             for r in results:
                 w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in COLUMNS})
     return md
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "_call":
+        _call_entry(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("usage: python -m bench.measure _call IN.pkl OUT.pkl  (internal)")

@@ -161,6 +161,8 @@ def test_floor_and_measure(data, tmp_path):
     assert r["rows"] == BUNDLES
     m = measure.measure_subprocess([sys.executable, "-c", "x = bytearray(150 * 2**20); print('ok')"])
     assert m["stdout"].strip() == "ok" and m["peak_rss_mb"] >= 150 and m["wall_s"] > 0
+    c = measure.measure_callable(floor.polars_csv, data, tmp_path / "c")
+    assert c["result"]["rows"] == ROWS and c["peak_rss_mb"] > 0 and c["total_wall_s"] >= c["wall_s"]
     rows = [measure.result_row("floor", ROWS, ROWS, 1.0, 10.0), measure.result_row("pipeline", ROWS, ROWS, 2.0, 20.0)]
     md = measure.write_table(rows, tmp_path / "t.md", tmp_path / "t.csv", reference_case="floor")
     assert md.splitlines()[0] == "| " + " | ".join(measure.COLUMNS) + " |"
