@@ -1,0 +1,51 @@
+# Two commands do everything on a fresh machine with python3 and make: `make run` and `make test`.
+SHELL := /bin/bash
+TOOLS := $(CURDIR)/.tools
+UV := $(TOOLS)/bin/uv
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+UV_VERSION := 0.13.9
+
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+export UV_COMPILE_BYTECODE := 1
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_LINK_MODE := copy
+export DAGSTER_DISABLE_TELEMETRY := 1
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: setup run test bench dev clean schemas
+
+$(UV):
+	python3 -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --quiet
+	touch $@
+
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+	mkdir -p $(DAGSTER_HOME)
+	cp dagster.yaml $@
+
+setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
+
+## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
+run: setup
+	$(VENV)/bin/dg launch --assets '*'
+	$(PY) -m pipeline.summary
+
+test: setup
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
+dev: setup
+	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
+
+bench: setup
+	$(PY) -m bench.run
+
+schemas: setup
+	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
+
+clean:
+	rm -rf warehouse/staging warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports

@@ -1,0 +1,29 @@
+"""The one resource: where raw inputs are read and the warehouse is written."""
+
+
+from pathlib import Path
+
+import dagster as dg
+
+from pipeline.core.settings import data_raw_dir, warehouse_dir
+from pipeline.core.warehouse import Warehouse
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """Paths default to LIGER_DATA_RAW / LIGER_WAREHOUSE, else data_raw/ and warehouse/ in the project."""
+
+    data_raw: str = ""
+    warehouse: str = ""
+
+    def data_raw_path(self) -> Path:
+        return Path(self.data_raw).resolve() if self.data_raw else data_raw_dir()
+
+    def warehouse_path(self) -> Path:
+        return Path(self.warehouse).resolve() if self.warehouse else warehouse_dir()
+
+    def open(self) -> Warehouse:
+        return Warehouse(self.warehouse_path())
+
+
+def warehouse_resource() -> WarehouseResource:
+    return WarehouseResource()
