@@ -1,0 +1,56 @@
+"""Shared fixtures: a real warehouse built by Dagster from the shipped data, in a temp dir."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+DATA_RAW = PROJECT / "data_raw"
+SAMPLE_RECORD = DATA_RAW / "kernelindex" / "a8e1599773300c7d.json"
+
+os.environ.setdefault("DAGSTER_HOME", str(PROJECT / ".dagster_home"))
+os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+def all_assets_and_checks() -> list:
+    from pipeline.definitions import defs
+
+    d = defs()
+    return [*d.assets, *(d.asset_checks or [])]
+
+
+def materialize(data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None) -> dg.ExecuteInProcessResult:
+    from pipeline.defs.resources import WarehouseResource
+
+    return dg.materialize(
+        all_assets_and_checks(),
+        resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse))},
+        instance=dg.DagsterInstance.ephemeral(),
+        selection=selection,
+        run_config=run_config,
+    )
+
+
+def copy_data_raw(dest: Path, csv_glob: str = "*.csv", with_record: bool = True) -> Path:
+    (dest / "liger_csv").mkdir(parents=True)
+    (dest / "kernelindex").mkdir(parents=True)
+    for f in sorted((DATA_RAW / "liger_csv").glob(csv_glob)):
+        shutil.copy(f, dest / "liger_csv" / f.name)
+    shutil.copy(DATA_RAW / "liger_csv" / "SNAPSHOTS.tsv", dest / "liger_csv" / "SNAPSHOTS.tsv")
+    if with_record:
+        shutil.copy(SAMPLE_RECORD, dest / "kernelindex" / SAMPLE_RECORD.name)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def shipped_warehouse(tmp_path_factory) -> Path:
+    """The whole shipped history, materialized once per test worker."""
+    wh = tmp_path_factory.mktemp("shipped") / "warehouse"
+    result = materialize(DATA_RAW, wh)
+    assert result.success
+    return wh

@@ -1,0 +1,178 @@
+"""End-to-end on the real shipped history, through real Dagster runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+from .conftest import PROJECT, SAMPLE_RECORD, copy_data_raw, materialize
+
+SAMPLE_ROW = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
+                  kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",
+                  observed_at="2026-04-07 21:27:38", metric_name="speed")
+
+
+def q(wh: Path, sql: str, params=None):
+    with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
+        return con.execute(sql, params or {}).fetchall()
+
+
+def sample_fact(wh: Path) -> dict:
+    with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
+        cur = con.execute(
+            """select * from measurements where kernel_name = $kernel_name and kernel_provider = $kernel_provider
+               and kernel_operation_mode = $kernel_operation_mode and gpu_name = $gpu_name and x_value = $x_value
+               and observed_at = $observed_at::timestamp and metric_name = $metric_name""",
+            SAMPLE_ROW,
+        )
+        cols = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+    assert len(rows) == 1
+    return dict(zip(cols, rows[0]))
+
+
+def test_shipped_history_gives_4421_facts_and_no_quarantine(shipped_warehouse):
+    assert q(shipped_warehouse, "select count(*) from measurements") == [(4421,)]
+    assert q(shipped_warehouse, "select count(distinct measurement_digest) from measurements") == [(4421,)]
+    assert q(shipped_warehouse, "select count(*) from quarantine") == [(0,)]
+    assert q(shipped_warehouse, "select count(*), sum(rows_read) from source") == [(41, 48174)]
+
+
+def test_sample_record_folds_into_its_csv_row(shipped_warehouse):
+    record = json.loads(SAMPLE_RECORD.read_text())["run"]["spec"]
+    fact = sample_fact(shipped_warehouse)
+    assert fact["origin"] == "csv+kernelindex"
+    for dim in ("protocol", "environment", "workload", "implementation"):
+        assert fact[f"{dim}_digest"] == record[f"{dim}Digest"]
+    assert fact["p50"] == record["sourceNative"]["metrics"]["ms_50"]
+    assert fact["liger_version"] == "0.7.0"
+    assert q(shipped_warehouse, "select count(*) from measurements where origin <> 'csv'") == [(1,)]
+
+
+def test_csv_rows_learn_protocol_and_environment_from_records(shipped_warehouse):
+    record = json.loads(SAMPLE_RECORD.read_text())["run"]["spec"]
+    rows = q(shipped_warehouse, """
+        select count(*), count(distinct protocol_digest), any_value(protocol_digest), any_value(environment_digest)
+        from measurements where gpu_name = 'NVIDIA H100 80GB HBM3' and kernel_operation_mode = 'backward'
+          and metric_unit = 'ms'""")
+    n, distinct, protocol, environment = rows[0]
+    assert n > 100 and distinct == 1
+    assert protocol == record["protocolDigest"] and environment == record["environmentDigest"]
+    # Other GPUs keep the pipeline's own objects.
+    other = q(shipped_warehouse, "select count(*) from measurements where gpu_name <> 'NVIDIA H100 80GB HBM3' and environment_digest = $d",
+              {"d": record["environmentDigest"]})
+    assert other == [(0,)]
+
+
+def test_snapshot_dedup_one_fact_per_measurement_with_source_count(shipped_warehouse):
+    # The first 2.1 rows appear in every main-CSV snapshot since 2024-09-03: 35 sources + nothing else.
+    rows = q(shipped_warehouse, """
+        select source_count, first_seen_commit, in_upstream_head from measurements
+        where kernel_name = 'cross_entropy' and kernel_provider = 'liger' and kernel_operation_mode = 'forward'
+          and metric_name = 'speed' and x_value = '4096' and liger_version = '0.2.1' and gpu_name = 'NVIDIA A100-SXM4-80GB'""")
+    assert len(rows) == 1
+    source_count, first_commit, _ = rows[0]
+    assert source_count > 1
+    assert first_commit.startswith("b5672a153b")
+
+
+def test_sample_first_seen_commit(shipped_warehouse):
+    fact = sample_fact(shipped_warehouse)
+    assert fact["first_seen_commit"].startswith("b7025a7027")
+    assert str(fact["first_seen_at"].date()) == "2026-04-08"
+    assert fact["in_upstream_head"] is True
+
+
+def test_head_flags(shipped_warehouse):
+    assert q(shipped_warehouse, "select count(*) from measurements where in_upstream_head") == [(3897,)]
+
+
+def test_views_open_read_only_from_another_directory(shipped_warehouse, tmp_path):
+    code = (
+        "import duckdb, sys; con = duckdb.connect(sys.argv[1], read_only=True);"
+        "print(con.execute('select count(*) from measurements').fetchone()[0]);"
+        "print(con.execute('select count(*) from quarantine').fetchone()[0])"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(shipped_warehouse / "liger.duckdb")], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["4421", "0"]
+
+
+def test_idempotent_rerun(tmp_path):
+    data = copy_data_raw(tmp_path / "data_raw", csv_glob="2024-*.csv")
+    wh = tmp_path / "warehouse"
+    assert materialize(data, wh).success
+    first = q(wh, "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1")
+    sources = q(wh, "select source_path, content_sha256, rows_read from source order by 1")
+    assert materialize(data, wh).success
+    assert q(wh, "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1") == first
+    assert q(wh, "select source_path, content_sha256, rows_read from source order by 1") == sources
+    # A copy of an already-ingested file under another name is a new source but adds no fact.
+    f = next((data / "liger_csv").glob("2024-11-22*.csv"))
+    (data / "liger_csv" / "copy_of_snapshot.csv").write_bytes(f.read_bytes())
+    assert materialize(data, wh).success
+    assert q(wh, "select count(*) from measurements") == [(len(first),)]
+    assert q(wh, "select count(*) from source") == [(len(sources) + 1,)]
+
+
+def test_reordered_and_extra_columns_give_the_same_facts(tmp_path):
+    import polars as pl
+
+    src = PROJECT / "data_raw" / "liger_csv" / "2024-11-22_90fb5e4a3c_all_benchmark_data.csv"
+    plain = copy_data_raw(tmp_path / "plain", csv_glob=src.name, with_record=False)
+    shuffled = tmp_path / "shuffled"
+    (shuffled / "liger_csv").mkdir(parents=True)
+    df = pl.read_csv(src, infer_schema=False)
+    cols = list(reversed(df.columns))
+    df.select(cols).with_columns(pl.lit("new upstream column").alias("notes")).write_csv(shuffled / "liger_csv" / src.name)
+    assert materialize(plain, tmp_path / "wh1").success
+    assert materialize(shuffled, tmp_path / "wh2").success
+    sql = "select measurement_digest, p20, p50, p80, workload_digest from measurements order by 1"
+    a, b = q(tmp_path / "wh1", sql), q(tmp_path / "wh2", sql)
+    assert a == b and len(a) > 600
+
+
+def test_record_without_csv_counterpart_is_its_own_fact(tmp_path):
+    data = tmp_path / "data_raw"
+    (data / "kernelindex").mkdir(parents=True)
+    bundle = json.loads(SAMPLE_RECORD.read_text())
+    bundle["run"]["spec"]["observedAt"] = "2026-05-01T10:00:00.000Z"
+    bundle["run"]["spec"]["sourceNative"]["metrics"] = {"ms_20": 0.2, "ms_50": 0.21, "ms_80": 0.25}
+    (data / "kernelindex" / "batch.ndjson").write_text(json.dumps(bundle) + "\n")
+    wh = tmp_path / "warehouse"
+    assert materialize(data, wh).success
+    rows = q(wh, """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, liger_version, x_value,
+                    extra_config, p50, origin, protocol_digest from measurements""")
+    assert rows == [("fused_add_rms_norm", "backward", "liger_fused_add_rms_norm", "NVIDIA H100 80GB HBM3", "0.7.0",
+                     None, None, 0.21, "kernelindex", bundle["run"]["spec"]["protocolDigest"])]
+
+
+def test_digest_mismatch_quarantines_the_bundle_and_keeps_the_rest(tmp_path):
+    data = tmp_path / "data_raw"
+    (data / "kernelindex").mkdir(parents=True)
+    good = json.loads(SAMPLE_RECORD.read_text())
+    bad = json.loads(SAMPLE_RECORD.read_text())
+    bad["protocol"]["spec"]["measurement"]["timer"] = "wall_clock"
+    bad["run"]["spec"]["observedAt"] = "2026-05-02T10:00:00Z"
+    (data / "kernelindex" / "mixed.ndjson").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n{\"run\": \n")
+    wh = tmp_path / "warehouse"
+    assert materialize(data, wh).success
+    assert q(wh, "select count(*) from measurements") == [(1,)]
+    assert q(wh, "select location, reason from quarantine order by 1") == [
+        ("line 2", "digest_mismatch"), ("line 3", "truncated_json")]
+
+
+def test_env_vars_redirect_paths(tmp_path, monkeypatch):
+    from pipeline.core import settings
+
+    monkeypatch.setenv("LIGER_WAREHOUSE", str(tmp_path / "w"))
+    monkeypatch.setenv("LIGER_DATA_RAW", str(tmp_path / "d"))
+    assert settings.warehouse_dir() == (tmp_path / "w").resolve()
+    assert settings.data_raw_dir() == (tmp_path / "d").resolve()
+    assert os.environ["LIGER_WAREHOUSE"].endswith("w")
