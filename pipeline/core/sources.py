@@ -104,3 +104,52 @@ def _mark_head(sources: list[SourceFile]) -> None:
     for s in sources:
         if s.upstream_path and s.committed_at and s.in_upstream_head is None:
             s.in_upstream_head = latest.get(s.upstream_path) is s
+
+
+def _same_commit(a: str, b: str) -> bool:
+    """Full shas compare equal; an abbreviated sha (>= 7 hex digits) matches its full form."""
+    a, b = a.lower(), b.lower()
+    short, full = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 7 and full.startswith(short)
+
+
+def merge_git_sources(files: list[SourceFile], git_sources: list[SourceFile]) -> list[SourceFile]:
+    """data_raw sources + git snapshots, one source per (upstream commit, upstream path).
+
+    A snapshot present both as a data_raw file (SNAPSHOTS.tsv names its commit and path) and in
+    git stays ONE source: the data_raw file is kept (so source rows and source_count do not change
+    when a repo is configured later) and takes git's exact ``in_upstream_head``.
+    """
+    by_path: dict[str, list[SourceFile]] = {}
+    for g in git_sources:
+        by_path.setdefault(g.upstream_path or "", []).append(g)
+    dropped: set[int] = set()
+    for f in files:
+        if f.kind != CSV_KIND or not f.upstream_commit or not f.upstream_path:
+            continue
+        for g in by_path.get(f.upstream_path, ()):
+            if id(g) not in dropped and _same_commit(f.upstream_commit, g.upstream_commit or ""):
+                f.in_upstream_head = g.in_upstream_head
+                f.upstream_commit = g.upstream_commit
+                f.extra = {**f.extra, "git_source_path": g.source_path, "blob_sha": g.extra.get("blob_sha")}
+                dropped.add(id(g))
+                break
+    return files + [g for g in git_sources if id(g) not in dropped]
+
+
+def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path | None = None):
+    """``discover(data_raw)`` plus, when ``git_repo`` is given, every git snapshot of benchmark/data/*.csv.
+
+    Returns (sources, problems, history) where history is a ``git_history.GitHistory`` (None
+    without a repo). Blobs are cached under ``blob_cache`` (required with a repo). Raises
+    ``git_history.GitHistoryError`` when ``git_repo`` is not a usable repository.
+    """
+    from . import git_history  # git_history imports this module
+
+    sources, problems = discover(data_raw)
+    if git_repo is None:
+        return sources, problems, None
+    if blob_cache is None:
+        raise ValueError("blob_cache is required with a git repo")
+    history = git_history.read_history(git_repo, blob_cache)
+    return merge_git_sources(sources, history.sources), problems, history

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from pipeline.core.git_history import git_repo_from_env
 from pipeline.core.settings import data_raw_dir, warehouse_dir
 from pipeline.core.warehouse import Warehouse
 
@@ -14,12 +15,20 @@ class WarehouseResource(dg.ConfigurableResource):
 
     data_raw: str = ""
     warehouse: str = ""
+    # Local Liger-Kernel clone to backfill from; "" means env LIGER_GIT_REPO, and unset means no backfill.
+    git_repo: str = ""
 
     def data_raw_path(self) -> Path:
         return Path(self.data_raw).resolve() if self.data_raw else data_raw_dir()
 
     def warehouse_path(self) -> Path:
         return Path(self.warehouse).resolve() if self.warehouse else warehouse_dir()
+
+    def git_repo_path(self) -> Path | None:
+        return Path(self.git_repo).expanduser() if self.git_repo else git_repo_from_env()
+
+    def git_blob_cache(self) -> Path:
+        return self.warehouse_path() / "git_blobs"
 
     def open(self) -> Warehouse:
         return Warehouse(self.warehouse_path())
