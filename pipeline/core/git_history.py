@@ -56,8 +56,13 @@ def git_repo_from_env() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+# Variables that would point git at another repository than the one we were given.
+_REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                       "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE")
+
+
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_EXEC_PATH",)}
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     return env
 
