@@ -176,3 +176,22 @@ def test_env_vars_redirect_paths(tmp_path, monkeypatch):
     assert settings.warehouse_dir() == (tmp_path / "w").resolve()
     assert settings.data_raw_dir() == (tmp_path / "d").resolve()
     assert os.environ["LIGER_WAREHOUSE"].endswith("w")
+
+
+def test_records_of_one_sweep_in_the_same_second_stay_distinct(tmp_path):
+    data = tmp_path / "data_raw"
+    (data / "kernelindex").mkdir(parents=True)
+    lines = []
+    for i, wl in enumerate(("a", "b")):
+        bundle = json.loads(SAMPLE_RECORD.read_text())
+        bundle["run"]["spec"]["observedAt"] = "2026-05-01T10:00:00Z"
+        bundle["run"]["spec"]["workloadDigest"] = "sha256:" + wl * 64
+        bundle["run"]["spec"]["sourceNative"]["metrics"] = {"ms_20": 0.2 + i, "ms_50": 0.21 + i, "ms_80": 0.25 + i}
+        lines.append(json.dumps(bundle))
+    (data / "kernelindex" / "sweep.jsonl").write_text("\n".join(lines) + "\n")
+    wh = tmp_path / "warehouse"
+    result = materialize(data, wh)
+    assert result.success
+    assert q(wh, "select count(*), count(distinct workload_digest) from measurements") == [(2, 2)]
+    checks = {e.asset_check_key.name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks["fact_key_unique"] and checks["digest_integrity"]

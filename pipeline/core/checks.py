@@ -29,7 +29,9 @@ def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> 
     bad = con.execute(
         f"""
         with facts as (
-            select *, strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text from fact_measurement
+            select * replace (case when origin = 'kernelindex' then 'workload:' || workload_digest else extra_config end as extra_config),
+                   strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text
+            from fact_measurement
         )
         select 'measurement', measurement_digest, {measurement_digest_sql()} as recomputed
         from facts where measurement_digest <> {measurement_digest_sql()}

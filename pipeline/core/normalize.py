@@ -240,16 +240,18 @@ def build_tables(
                      and di.liger_version is not distinct from f.liger_version
             ),
             record_only as (
+                -- A record names its workload only by digest; it stands in for the config in the identity key,
+                -- so two records of one sweep taken in the same second stay two facts.
                 select r.*, 'speed' as metric_name, 'ms' as metric_unit, null::varchar as x_name, null::varchar as x_label,
-                       null::varchar as x_value, null::varchar as extra_config
+                       null::varchar as x_value, 'workload:' || r.workload_digest as extra_config
                 from records r
                 anti join fold k using (kernel_name, kernel_operation_mode, gpu_name, observed_at_text, p20, p50, p80,
                                         protocol_digest, environment_digest, workload_digest, implementation_digest)
             ),
             record_facts as (
                 select {digest_expr} as measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-                    metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version, observed_at, p20, p50, p80,
-                    environment_digest, protocol_digest, workload_digest, implementation_digest, source_count,
+                    metric_unit, gpu_name, x_name, x_label, x_value, null::varchar as extra_config, liger_version, observed_at,
+                    p20, p50, p80, environment_digest, protocol_digest, workload_digest, implementation_digest, source_count,
                     'kernelindex' as origin, null::varchar as first_seen_commit, null::timestamp as first_seen_at,
                     null::varchar as last_seen_commit, null::timestamp as last_seen_at, null::boolean as in_upstream_head
                 from record_only

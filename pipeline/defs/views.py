@@ -4,9 +4,8 @@ import dagster as dg
 import duckdb
 from pydantic import create_model
 
-from pipeline.core.change_points import build_change_points
-from pipeline.core.regression_settings import RegressionSettings, write_settings_table
-from pipeline.core.versions import write_version_order_table
+from pipeline.core.duckdb_build import build_views
+from pipeline.core.regression_settings import RegressionSettings
 from pipeline.core.warehouse import TABLES
 from pipeline.defs.resources import WarehouseResource
 
@@ -25,18 +24,11 @@ def liger_duckdb(context: dg.AssetExecutionContext, config: LigerDuckdbConfig, w
     settings = RegressionSettings(**config.model_dump())
     wh = warehouse.open()
 
-    def settings_table(con: duckdb.DuckDBPyConnection) -> None:
-        write_settings_table(con, settings)
-
-    def version_order(con: duckdb.DuckDBPyConnection) -> None:
-        versions = [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()]
-        write_version_order_table(con, versions)
-
     with wh.lock():
         gen = wh.current_generation()
         if gen is None:
             raise dg.Failure("no published generation: materialize the warehouse tables first")
-        applied = wh.build_duckdb(gen, before_views=[settings_table, version_order], after_views=[build_change_points])
+        applied = build_views(wh, gen, settings)
         removed = wh.collect_garbage()
     with duckdb.connect(str(wh.duckdb_path), read_only=True) as con:
         views = [r[0] for r in con.execute(

@@ -9,7 +9,9 @@ by_digest as (
     having count(*) > 1
 ),
 by_key as (
-    select kernel_name, kernel_provider, kernel_operation_mode, metric_name, x_name, x_value, extra_config,
+    -- record-only facts carry no config; their workload digest takes its place in the identity
+    select kernel_name, kernel_provider, kernel_operation_mode, metric_name, x_name, x_value,
+           coalesce(extra_config, 'workload:' || workload_digest) as extra_config,
            gpu_name, observed_at, liger_version, count(*) as n
     from facts
     group by all
