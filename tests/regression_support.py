@@ -4,9 +4,10 @@
   table straight from ``data_raw/liger_csv`` and the regression layer on top
   (the same steps the core DuckDB asset runs: version order table, settings
   table, every non-``00_`` SQL view file in lexical order, change points).
-* ``regression_warehouse(tmp_dir)`` returns the DuckDB the tests read: the one
-  named by ``LIGER_REGRESSION_TEST_DB`` (e.g. the real ``warehouse/liger.duckdb``
-  after ``make run``) or else a freshly built scratch warehouse.
+* ``regression_warehouse(tmp_dir)`` picks the DuckDB the tests read: the one
+  named by ``LIGER_REGRESSION_TEST_DB``, a scratch build when
+  ``LIGER_REGRESSION_TEST_SOURCE=scratch``, else (None) the real warehouse that
+  the core pipeline builds from the shipped data.
 * ``detection_benchmark(base_db)`` injects synthetic shifts into real series
   and measures precision/recall of the verdicts.
 """
@@ -96,13 +97,18 @@ def build_scratch_warehouse(path: Path, settings: RegressionSettings | None = No
         return build_regression_layer(con, settings)
 
 
-def regression_warehouse(tmp_dir: Path) -> Path:
+def regression_warehouse(tmp_dir: Path) -> Path | None:
+    """``LIGER_REGRESSION_TEST_DB`` if set; a scratch build from the CSVs if
+    ``LIGER_REGRESSION_TEST_SOURCE=scratch``; else None: use the real pipeline's warehouse
+    (the ``shipped_warehouse`` fixture of tests/conftest.py)."""
     env = os.environ.get("LIGER_REGRESSION_TEST_DB")
     if env:
         return Path(env)
-    path = tmp_dir / "scratch.duckdb"
-    build_scratch_warehouse(path)
-    return path
+    if os.environ.get("LIGER_REGRESSION_TEST_SOURCE") == "scratch":
+        path = tmp_dir / "scratch.duckdb"
+        build_scratch_warehouse(path)
+        return path
+    return None
 
 
 # --------------------------------------------------------------------------- synthetic shifts

@@ -1,8 +1,9 @@
 """Regression detection: verdicts on the shipped history, version order, synthetic shifts, report, notebook.
 
-The warehouse under test is ``regression_support.regression_warehouse``: the DuckDB
-named by ``LIGER_REGRESSION_TEST_DB`` (e.g. ``warehouse/liger.duckdb`` after
-``make run``), else a scratch build from ``data_raw/liger_csv``.
+The warehouse under test is the real one the core pipeline builds from the shipped
+history (``shipped_warehouse`` in tests/conftest.py), unless ``LIGER_REGRESSION_TEST_DB``
+names a DuckDB file or ``LIGER_REGRESSION_TEST_SOURCE=scratch`` asks for a build straight
+from ``data_raw/liger_csv`` (see tests/regression_support.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
 
-import regression_support as rs
+from tests import regression_support as rs
 from pipeline.core.change_points import build_change_points
 from pipeline.core.regression_settings import RegressionSettings, write_settings_table
 from pipeline.core.versions import version_order_table, write_version_order_table
@@ -36,8 +37,12 @@ _SWEEP_WHERE = (
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory) -> Path:
-    return rs.regression_warehouse(tmp_path_factory.mktemp("regression_wh"))
+def warehouse(request, tmp_path_factory) -> Path:
+    chosen = rs.regression_warehouse(tmp_path_factory.mktemp("regression_wh"))
+    if chosen is not None:
+        return chosen
+    # the real pipeline (Dagster, all assets) on the shipped history, shared with the core tests
+    return request.getfixturevalue("shipped_warehouse") / "liger.duckdb"
 
 
 @pytest.fixture()
@@ -339,16 +344,20 @@ def test_notebook_executes(warehouse, monkeypatch):
     plt.close("all")
 
 
-def test_dagster_report_asset_and_check(warehouse, tmp_path, monkeypatch):
+def test_dagster_report_asset_and_check(warehouse, tmp_path):
     import dagster as dg
 
     from pipeline.defs.report import newest_version_has_no_regressions, regression_report
+    from pipeline.defs.resources import WarehouseResource
 
     wh = tmp_path / "wh"
     wh.mkdir()
     shutil.copy(warehouse, wh / "liger.duckdb")
-    monkeypatch.setenv("LIGER_WAREHOUSE", str(wh))
-    result = dg.materialize([regression_report, newest_version_has_no_regressions])
+    result = dg.materialize(
+        [regression_report, newest_version_has_no_regressions],
+        resources={"warehouse": WarehouseResource(warehouse=str(wh))},
+        instance=dg.DagsterInstance.ephemeral(),
+    )
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert len(checks) == 1

@@ -171,9 +171,9 @@ def build_change_points(con) -> int:
     factor from ``regression_settings``.
     """
     con.execute(CHANGE_POINTS_DDL)
-    (penalty_factor,) = con.execute(
+    ((penalty_factor,),) = con.execute(
         "select change_point_penalty from regression_settings"
-    ).fetchone()
+    ).fetchall()
     records = con.execute(_SOURCE_SQL).fetchall()
 
     sweeps: dict[tuple, list[_Pair]] = {}

@@ -234,8 +234,8 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike) -> dict
         sweeps = _records(con, "select * from sweep_regressions")
         newest = con.execute(
             "select liger_version from liger_versions where is_newest limit 1"
-        ).fetchone()
-        newest_version = newest[0] if newest else None
+        ).fetchall()
+        newest_version = newest[0][0] if newest else None
         noise = _records(
             con,
             "select * from noise_floor order by case scope when 'overall' then 0 "

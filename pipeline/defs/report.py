@@ -5,7 +5,7 @@ import dagster as dg
 import duckdb
 
 from pipeline.core.report import write_report
-from pipeline.core.settings import warehouse_dir
+from pipeline.defs.resources import WarehouseResource
 
 _NEWEST_REGRESSIONS_SQL = """
 select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
@@ -14,10 +14,6 @@ from sweep_regressions
 where is_newest and verdict = 'regression'
 order by geomean_ratio desc
 """
-
-
-def _duckdb_path():
-    return warehouse_dir() / "liger.duckdb"
 
 
 @dg.asset(
@@ -29,9 +25,12 @@ def _duckdb_path():
         "flagged sweep (p50 and p20-p80 band per version, reference providers beside it)."
     ),
 )
-def regression_report(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    out_dir = warehouse_dir() / "reports"
-    summary = write_report(_duckdb_path(), out_dir)
+def regression_report(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    root = warehouse.warehouse_path()
+    out_dir = root / "reports"
+    summary = write_report(root / "liger.duckdb", out_dir)
     context.log.info(
         f"{summary['regressions']} regressed sweeps, {summary['plots']} plots -> {out_dir}"
     )
@@ -47,13 +46,14 @@ def regression_report(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     name="newest_version_has_no_regressions",
     description="WARN when any liger sweep regressed in the newest measured Liger version.",
 )
-def newest_version_has_no_regressions() -> dg.AssetCheckResult:
-    with duckdb.connect(str(_duckdb_path()), read_only=True) as con:
-        newest = con.execute("select liger_version from liger_versions where is_newest").fetchone()
+def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    db_path = warehouse.warehouse_path() / "liger.duckdb"
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        newest = con.execute("select liger_version from liger_versions where is_newest").fetchall()
         cur = con.execute(_NEWEST_REGRESSIONS_SQL)
         cols = [d[0] for d in cur.description]
         rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-    newest_version = newest[0] if newest else None
+    newest_version = newest[0][0] if newest else None
     preview = [
         f"{r['kernel_name']}/{r['kernel_provider']}/{r['kernel_operation_mode']}/"
         f"{r['metric_name']}/{r['gpu_name']} {r['from_version']}->{r['to_version']}: {r['reason']}"
