@@ -19,7 +19,7 @@ import pyarrow as pa
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
 from .settings import MAX_COLUMNS, MAX_LINE_BYTES
-from .staging import RAW_PREVIEW_CHARS, atomic_path, publish
+from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 REQUIRED_COLUMNS = (
     "kernel_name",
@@ -121,7 +121,21 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
     if header is None:
         _empty_stage(dest, [])
         return StageResult(0, 0)
+    # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
+    # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).
+    oversize = [o for o in scan_oversize_lines(path, MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW)
+                if o.line_no > 1]
+    if not oversize:
+        return _stage_parsed(path, dest, header, [], threads)
+    clean = atomic_path(dest).with_suffix(".src")
+    try:
+        write_without(path, oversize, clean)
+        return _stage_parsed(clean, dest, header, oversize, threads)
+    finally:
+        clean.unlink(missing_ok=True)
 
+
+def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None) -> StageResult:
     # Deduplicate header names so DuckDB accepts them; we only read the known ones by name.
     seen: dict[str, int] = {}
     columns: dict[str, str] = {}
@@ -133,6 +147,7 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET enable_progress_bar = false")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         con.execute(
@@ -206,18 +221,26 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
             from judged
             """
         )
-        rejects = con.execute(
+        # One reject entry per bad *field*: keep one per line (the first error on it). DuckDB's own
+        # line counter skips blank lines, so the physical line number comes from the byte offset.
+        raw_rejects = con.execute(
             """
-            select 'line ' || line as location, error_type,
-                   left(ltrim(coalesce(csv_line, ''), chr(10) || chr(13)), $cap) as raw
-            from csv_rejects order by line
+            select line_byte_position, arg_min(error_type, byte_position),
+                   left(ltrim(coalesce(arg_min(csv_line, byte_position), ''), chr(10) || chr(13)), $cap)
+            from csv_rejects group by line_byte_position order by line_byte_position
             """,
             {"cap": RAW_PREVIEW_CHARS},
         ).fetchall()
+        numbers = line_numbers(path, [r[0] for r in raw_rejects])
+        marked = {o.line_no for o in oversize}
+        rejects = [(f"line {numbers[pos]}", str(DUCKDB_REJECT_REASON.get(err, Reason.MALFORMED_CSV)), raw)
+                   for pos, err, raw in raw_rejects if numbers[pos] not in marked]
+        rejects += [(f"line {o.line_no}", str(o.reason), o.preview) for o in oversize]
+        rejects.sort(key=lambda r: int(r[0].split()[1]))
         reject_rows = pa.table(
             {
                 "location": [r[0] for r in rejects],
-                "reason": [str(DUCKDB_REJECT_REASON.get(r[1], Reason.MALFORMED_CSV)) for r in rejects],
+                "reason": [r[1] for r in rejects],
                 "raw": [r[2] for r in rejects],
             },
             schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),

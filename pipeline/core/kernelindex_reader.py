@@ -8,6 +8,7 @@ recompute its digest.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from pydantic import ValidationError
 from .digests import canonical_json, object_digest
 from .models import BenchmarkProtocol, ExecutionEnvironment
 from .reasons import Reason
-from .settings import API_VERSION, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
-from .staging import RAW_PREVIEW_CHARS, atomic_path, publish
+from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
+from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 LINE_FORMATS = (".ndjson", ".jsonl")
 DIGEST_RE = "^sha256:[0-9a-f]{64}$"
@@ -37,19 +38,58 @@ def _lines_from_json_file(path: Path) -> tuple[list[str], tuple[Reason, str] | N
     if path.stat().st_size > MAX_JSON_FILE_BYTES:
         return [], (Reason.FILE_TOO_LARGE, f"{path.stat().st_size} bytes")
     data = path.read_bytes()
+    if not data.strip(b" \t\r\n\xef\xbb\xbf"):
+        return [], None  # an empty file is not an error
     try:
         value = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         return [], (Reason.UNREADABLE_BYTES, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
     except RecursionError:
-        return [], (Reason.JSON_TOO_DEEP, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+        return _split_deep_json(path, data)
     except ValueError:
         return [], (Reason.TRUNCATED_JSON, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
     items = value if isinstance(value, list) else [value]
     try:
         return [json.dumps(v, ensure_ascii=False, allow_nan=True) for v in items], None
     except RecursionError:
-        return [], (Reason.JSON_TOO_DEEP, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
+        return _split_deep_json(path, data)
+
+
+def _split_deep_json(path: Path, data: bytes) -> tuple[list[str], tuple[Reason, str] | None]:
+    """Python's parser recurses; DuckDB's (yyjson) does not. Split the document there, so one
+    10^5-deep element is quarantined as json_too_deep and the bundles beside it still land."""
+    preview = data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")
+    text = data.decode("utf-8-sig")
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("doc", pa.table({"content": pa.array([text], pa.string())}))
+        valid, kind = con.execute("select json_valid(content), json_type(content) from doc").fetchone()
+        if not valid:
+            return [], (Reason.TRUNCATED_JSON, preview)
+        if kind != "ARRAY":
+            return [text], None
+        return [r[0] for r in con.execute("select value::varchar from doc, json_each(content) order by key::bigint").fetchall()], None
+    finally:
+        con.close()
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """Nesting depth of JSON text (strings skipped), stopping early once past ``limit``."""
+    depth = deepest = 0
+    for ch in _STRING_RE.sub("", text):
+        step = _BRACKETS.get(ord(ch))
+        if step:
+            depth += step
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+    return deepest
 
 
 def _check_object(text: str | None, model: type) -> tuple[str | None, str | None, str | None]:
@@ -74,27 +114,65 @@ def _check_object(text: str | None, model: type) -> tuple[str | None, str | None
 
 
 def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
+    if path.suffix.lower() not in LINE_FORMATS:
+        return _stage(path, dest, [], line_format=False)
+    # Lines beyond MAX_LINE_BYTES never reach DuckDB (past ~100 MB its reject store loses them).
+    oversize = scan_oversize_lines(path, MAX_LINE_BYTES, None, Reason.LINE_TOO_LONG, Reason.LINE_TOO_LONG)
+    if not oversize:
+        return _stage(path, dest, [], line_format=True)
+    clean = atomic_path(dest).with_suffix(".src")
+    try:
+        write_without(path, oversize, clean)
+        return _stage(clean, dest, oversize, line_format=True)
+    finally:
+        clean.unlink(missing_ok=True)
+
+
+def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
-        if path.suffix.lower() in LINE_FORMATS:
+        con.execute("SET enable_progress_bar = false")
+        if line_format:
             # One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
             con.execute(
                 """
-                create temp table lines as
-                select row_number() over () as record_no, line
+                create temp table scanned as
+                select row_number() over () as row_no, line
                 from read_csv($path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
                               delim = chr(31), quote = '', escape = '', max_line_size = $max_line,
                               strict_mode = false, store_rejects = true,
                               rejects_table = 'line_rejects', rejects_scan = 'line_reject_scans')
-                where trim(line) <> ''
                 """,
                 {"path": str(path), "max_line": MAX_LINE_BYTES},
             )
-            rejects = con.execute(
-                "select 'line ' || line, error_type, left(coalesce(csv_line, ''), $cap) from line_rejects",
+            raw_rejects = con.execute(
+                """
+                select line_byte_position, arg_min(error_type, byte_position),
+                       left(coalesce(arg_min(csv_line, byte_position), ''), $cap)
+                from line_rejects group by 1 order by 1
+                """,
                 {"cap": RAW_PREVIEW_CHARS},
             ).fetchall()
+            numbers = line_numbers(path, [r[0] for r in raw_rejects])
+            marked = {o.line_no for o in oversize}
+            rejects = [(f"line {numbers[pos]}", err, raw) for pos, err, raw in raw_rejects if numbers[pos] not in marked]
+            rejects += [(f"line {o.line_no}", "LINE SIZE OVER MAXIMUM", o.preview) for o in oversize]
+            # Every line yields a row (blank ones as NULL) except rejected ones: the k-th row is
+            # physical line k + (number of rejected lines r_i with r_i - i < k).
+            gaps = sorted({numbers[r[0]] for r in raw_rejects} | marked)
+            befores = [g - i for i, g in enumerate(gaps, 1)]
+            cumulative = {b: n for n, b in enumerate(befores, 1)}  # entries with before <= b
+            con.register("gaps", pa.table({"before": pa.array(list(cumulative), pa.int64()),
+                                           "shift": pa.array(list(cumulative.values()), pa.int64())}))
+            con.execute(
+                """
+                create temp table lines as
+                select s.row_no + coalesce(g.shift, 0) as record_no, s.line
+                from scanned s asof left join gaps g on s.row_no > g.before
+                where trim(s.line) <> ''
+                """
+            )
             loc_prefix = "line "
         else:
             lines, file_error = _lines_from_json_file(path)
@@ -144,6 +222,20 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
                 string_split(benchmark, '/') as bench_parts
             from fields
             """
+        )
+        # JSON nested deeper than any valid bundle: quarantined before anything recurses into it.
+        candidates = con.execute(
+            """
+            select record_no, line from lines
+            where length(line) - length(replace(replace(line, '{', ''), '[', '')) > $limit
+            """,
+            {"limit": MAX_JSON_DEPTH},
+        ).fetchall()
+        deep = [n for n, text in candidates if json_depth(text) > MAX_JSON_DEPTH]
+        con.register("too_deep", pa.table({"record_no": pa.array(deep, pa.int64())}))
+        con.execute("delete from parsed where record_no in (select record_no from too_deep)")
+        con.execute(
+            "insert into parsed by name select record_no, line, false as ok from lines where record_no in (select record_no from too_deep)"
         )
         objects = con.execute(
             """
@@ -196,6 +288,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
             )
             select *,
                 case
+                    when record_no in (select record_no from too_deep) then '{Reason.JSON_TOO_DEEP}'
                     when not ok then '{Reason.TRUNCATED_JSON}'
                     when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
                     when run_api is distinct from $api or protocol_api is distinct from $api
