@@ -93,7 +93,13 @@ def build_tables(
         if threads:
             con.execute(f"SET threads = {int(threads)}")
         con.register("sources_in", _sources_table(sources, staged))
-        con.execute("create temp table sources as select * from sources_in")
+        # An integer rank per source (oldest commit first) makes "newest source wins" a cheap integer arg_max.
+        con.execute(
+            """
+            create temp table sources as
+            select *, row_number() over (order by committed_at nulls first, source_path) as source_rank from sources_in
+            """
+        )
         csv_files = [str(staged[s.source_path]) for s in sources if s.kind == "liger_csv"] + [str(empty_templates["liger_csv"])]
         ki_files = [str(staged[s.source_path]) for s in sources if s.kind == "kernelindex"] + [str(empty_templates["kernelindex"])]
         # One staged file may back several sources (identical snapshots): join on the staged path.
@@ -104,7 +110,7 @@ def build_tables(
         con.execute(
             """
             create temp view csv_staged as
-            select s.source_path, s.committed_at, s.upstream_commit, s.in_upstream_head, r.*
+            select s.source_path, s.source_rank, s.committed_at, s.upstream_commit, s.in_upstream_head, r.*
             from csv_raw r join sources s on s.staged_path = r.filename
             """
         )
@@ -124,8 +130,8 @@ def build_tables(
                 arg_max(struct_pack(kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
                                     gpu_name, x_name, x_label, x_value, extra_config, liger_version,
                                     observed_at, observed_at_text, p20, p50, p80),
-                        struct_pack(c := coalesce(committed_at, '1970-01-01'::timestamp), p := source_path, r := record_no)) as v,
-                count(distinct source_path) as source_count,
+                        source_rank * 4294967296 + coalesce(record_no, 0)) as v,
+                count(distinct source_rank) as source_count,
                 min(committed_at) as first_seen_at,
                 arg_min(upstream_commit, committed_at) as first_seen_commit,
                 max(committed_at) as last_seen_at,
@@ -267,7 +273,7 @@ def build_tables(
         cols = ", ".join(FACT_COLUMNS)
         summary.table_rows["fact_measurement"] = _copy(
             con,
-            f"select {cols} from fact order by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, liger_version, observed_at",
+            f"select {cols} from fact order by kernel_name, gpu_name",  # clustered for row-group pruning on the usual filters
             out_dir / "fact_measurement.parquet",
         )
         summary.facts = summary.table_rows["fact_measurement"]

@@ -1,0 +1,154 @@
+"""`make bench`: the pipeline vs the bare-parse floor vs a straightforward baseline, side by side.
+
+    python -m bench.run                      # 1M and 10M CSV rows (100k / 1M bundles); baseline at 1M
+    python -m bench.run --smoke              # tiny sizes, for CI (no timing assertions anywhere)
+    python -m bench.run --sizes 1m --baseline-max 1m
+
+Every case runs in its own process (wall time and peak RSS from wait4). The pipeline case is the
+same path as `make run`: `dg launch --assets '*'` against a fresh warehouse. Results go to
+bench/results/latest.{md,csv} together with the machine they came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from bench import floor
+from bench.generate import generate, write_extra_snapshot
+from bench.measure import measure_callable, measure_subprocess, result_row, write_table
+
+PROJECT = Path(__file__).resolve().parents[1]
+SIZES = {"smoke": (20_000, 2_000), "100k": (100_000, 10_000), "1m": (1_000_000, 100_000), "10m": (10_000_000, 1_000_000)}
+
+
+def _parse_size(text: str) -> int:
+    text = text.lower()
+    return SIZES[text][0] if text in SIZES else int(float(text))
+
+
+def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    return {**os.environ, "LIGER_DATA_RAW": str(data), "LIGER_WAREHOUSE": str(warehouse), "DAGSTER_HOME": str(home),
+            "DAGSTER_DISABLE_TELEMETRY": "1", "PYTHONPATH": str(PROJECT)}
+
+
+def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
+    dg = Path(sys.executable).parent / "dg"
+    return measure_subprocess([dg, "launch", "--assets", "*"], cwd=PROJECT, env=pipeline_env(data, warehouse, home))
+
+
+def view_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float, int]]:
+    """Warm latency of each view: the best of `repeats` full scans after one warm-up scan."""
+    out = []
+    with duckdb.connect(str(db), read_only=True) as con:
+        views = [r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()]
+        for v in views:
+            q = f'select count(*) from (select * from "{v}")'
+            rows = con.execute(q).fetchone()[0]
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                con.execute(q).fetchone()
+                best = min(best, time.perf_counter() - t0)
+            out.append((v, best, rows))
+    return out
+
+
+def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline: bool, results: list[dict],
+               latencies: list[str]) -> None:
+    data, runs = work / f"data-{label}", work / f"runs-{label}"
+    shutil.rmtree(runs, ignore_errors=True)
+    if not (data / ".complete").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        print(f"[{label}] generating {csv_rows:,} CSV rows + {bundles:,} bundles", flush=True)
+        generate(data, csv_rows=csv_rows, bundles=bundles, seed=42)
+        (data / ".complete").touch()
+    rows = csv_rows + bundles
+
+    print(f"[{label}] pipeline (dg launch --assets '*')", flush=True)
+    wh, home = runs / "warehouse", runs / "dagster_home"
+    full = run_pipeline(data, wh, home)
+    results.append(result_row("pipeline_full", label, rows, full["wall_s"], full["peak_rss_mb"]))
+    with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
+        facts = con.execute("select count(*) from measurements").fetchone()[0]
+    print(f"[{label}]   {full['wall_s']:.1f} s, {facts:,} facts", flush=True)
+
+    print(f"[{label}] floor (bare parse to Parquet)", flush=True)
+    floor_total = {"wall_s": 0.0, "peak": 0.0}
+    for case in ("duckdb_csv_plain", "duckdb_ndjson"):
+        m = measure_callable(floor.CASES[case], data, runs / f"floor-{case}")
+        floor_total["wall_s"] += m["wall_s"]
+        floor_total["peak"] = max(floor_total["peak"], m["peak_rss_mb"] or 0)
+        results.append(result_row(f"floor_{case}", label, m["result"]["rows"], m["wall_s"], m["peak_rss_mb"]))
+    m = measure_callable(floor.CASES["polars_csv"], data, runs / "floor-polars_csv")
+    results.append(result_row("floor_polars_csv", label, m["result"]["rows"], m["wall_s"], m["peak_rss_mb"]))
+    results.append(result_row("floor_duckdb_total", label, rows, floor_total["wall_s"], floor_total["peak"]))
+
+    if run_baseline:
+        print(f"[{label}] baseline (csv/json + hashlib + pydantic per record)", flush=True)
+        from bench.baseline import run_baseline as baseline
+
+        m = measure_callable(baseline, data, runs / "baseline")
+        results.append(result_row("baseline", label, rows, m["wall_s"], m["peak_rss_mb"]))
+
+    print(f"[{label}] incremental: one new 2,500-row snapshot", flush=True)
+    extra = write_extra_snapshot(data, rows=2500, seed=7)
+    try:
+        inc = run_pipeline(data, wh, home)
+    finally:
+        extra.unlink(missing_ok=True)
+    results.append(result_row("pipeline_incremental_2500", label, 2500, inc["wall_s"], inc["peak_rss_mb"],
+                              ratio=inc["wall_s"] / full["wall_s"]))
+
+    for view, seconds, n in view_latencies(wh / "liger.duckdb"):
+        latencies.append(f"| {label} | {view} | {n:,} | {seconds * 1000:.0f} |")
+
+
+def machine() -> str:
+    mem = ""
+    try:
+        kb = int(next(line for line in open("/proc/meminfo") if line.startswith("MemTotal")).split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return f"{platform.machine()}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}, duckdb {duckdb.__version__}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1m,10m", help="comma list of smoke/100k/1m/10m")
+    ap.add_argument("--baseline-max", default="1m", help="run the (slow) baseline only up to this size")
+    ap.add_argument("--smoke", action="store_true", help="tiny size for CI")
+    ap.add_argument("--work", default=str(PROJECT / "bench" / "work"))
+    ap.add_argument("--out", default=str(PROJECT / "bench" / "results"))
+    args = ap.parse_args(argv)
+    sizes = ["smoke"] if args.smoke else [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
+    work, out = Path(args.work), Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[dict] = []
+    latencies = ["| size | view | rows | warm ms |", "|---|---|---:|---:|"]
+    for label in sizes:
+        csv_rows, bundles = SIZES[label]
+        bench_size(label, csv_rows, bundles, work, csv_rows <= _parse_size(args.baseline_max), results, latencies)
+    stem = "smoke" if args.smoke else "latest"
+    table = write_table(results, out / f"{stem}.md", out / f"{stem}.csv", reference_case="floor_duckdb_total")
+    text = (f"# Benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\nMachine: {machine()}\n\n"
+            f"ratio = wall time / bare DuckDB parse of the same files (CSV + NDJSON); incremental ratio = "
+            f"its wall time / the full build.\n\n{table}\n\n## View latency (warm, full scan)\n\n" + "\n".join(latencies) + "\n")
+    (out / f"{stem}.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
