@@ -6,6 +6,7 @@
       current -> generations/<id>                             swapped atomically (symlink rename)
       liger.duckdb                                            views over one generation; replaced atomically
       .lock                                                   serializes publication
+      .run.lock                                               held by a whole run: one run at a time
 
 Readers never see a half-written table: every file is written aside and renamed, a generation
 is complete before `current` points at it, and the DuckDB file names one generation by path.
@@ -34,6 +35,8 @@ STAGING_VERSION = "v1"
 TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
 KEEP_GENERATIONS = 3
 LOCK_TIMEOUT_S = 600
+# A second run waits this long for the first to finish, then fails with RunLockTimeout.
+RUN_LOCK_TIMEOUT_S = float(os.environ.get("LIGER_RUN_LOCK_TIMEOUT_S", "1800"))
 
 
 class Warehouse:
@@ -64,6 +67,12 @@ class Warehouse:
     def lock(self, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.root / ".lock"), timeout=timeout)
+
+    def run_lock(self) -> FileLock:
+        """Held from the first asset of a run to the last (see WarehouseResource): two runs never
+        interleave staging, publication, the DuckDB swap or garbage collection."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".run.lock"), timeout=RUN_LOCK_TIMEOUT_S)
 
     def staged_path(self, src: SourceFile) -> Path:
         return self.staging / src.kind / f"{src.content_sha256}.parquet"
