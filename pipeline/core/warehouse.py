@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable
@@ -148,8 +149,10 @@ class Warehouse:
                      after_views: Iterable[Callable[[duckdb.DuckDBPyConnection], None]] = ()) -> list[str]:
         """Create views over ``gen``'s Parquet, run sql/views/*.sql in order, swap the file in."""
         tmp = self.root / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
-        con = duckdb.connect(str(tmp))
+        self.temp_dir.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(tmp), config={"temp_directory": str(self.temp_dir), "memory_limit": "3GB"})
         try:
+            con.execute("set enable_progress_bar = false")
             for table in TABLES:
                 path = str((gen / f"{table}.parquet").resolve()).replace("'", "''")
                 con.execute(f"create or replace view {table} as select * from read_parquet('{path}')")
@@ -157,7 +160,10 @@ class Warehouse:
                 hook(con)
             applied = []
             for sql_file in sorted((SQL_DIR / "views").glob("*.sql")):
-                con.execute(sql_file.read_text())
+                text = sql_file.read_text()
+                con.execute(text)
+                if MATERIALIZE_MARKER in text.lower():
+                    _materialize(con, text)
                 applied.append(sql_file.name)
             for hook in after_views:
                 hook(con)
@@ -184,6 +190,21 @@ class Warehouse:
         for leftover in self.generations.glob(".*.tmp"):
             shutil.rmtree(leftover, ignore_errors=True)
         return removed
+
+
+MATERIALIZE_MARKER = "-- materialize: table"
+_VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+def _materialize(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """A generation never changes, so an expensive view is computed once at build time and kept as a
+    table; the view keeps its name and now reads the table (warm queries stay well under a second)."""
+    match = _VIEW_NAME.search(text)
+    if match is None:
+        raise ValueError("a '-- materialize: table' file must define a view with 'create or replace view <name>'")
+    name = match.group(1)
+    con.execute(f'create or replace table "{name}__materialized" as select * from "{name}"')
+    con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')
 
 
 def discover_sources(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:

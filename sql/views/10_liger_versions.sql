@@ -1,4 +1,5 @@
 -- liger_versions: every measured Liger version in PEP 440 order.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- `liger_version_order` is computed in Python with packaging.version
 -- (pipeline.core.versions.version_order_table) because DuckDB cannot parse

@@ -1,4 +1,5 @@
 -- series_versions: one row per series and version -- the measurement that is compared.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- A series is kernel_name, kernel_provider, kernel_operation_mode, metric_name,
 -- gpu_name, x_name, x_value, extra_config. Where a version was measured more

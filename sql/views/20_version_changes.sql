@@ -1,4 +1,5 @@
 -- version_changes: each pair of consecutive versions of each series.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- Consecutive means consecutive among the versions this series was measured
 -- at, in PEP 440 order (version_rank), never text order. Lower is better for

@@ -1,4 +1,5 @@
 -- noise_floor: how far the p50 moves when the same version is simply run again.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- For every series measured more than once at one version, each earlier run is
 -- compared with the latest one: spread = |ln(p50_run / p50_latest)|.

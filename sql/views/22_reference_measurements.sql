@@ -1,4 +1,5 @@
 -- reference_measurements: the non-liger providers measured beside each liger measurement.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- For every liger-family row of `series_versions` (any provider whose name
 -- starts with 'liger'), each non-liger provider (torch, huggingface,

@@ -1,4 +1,5 @@
 -- regressions: one verdict per liger-family series and consecutive version pair.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- Inputs per pair (all from `version_changes`):
 --   ratio            = to_p50 / from_p50 (lower is better: > 1 is worse)

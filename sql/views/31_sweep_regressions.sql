@@ -1,4 +1,5 @@
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
+-- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
 -- A sweep is a series without x_value: kernel_name, kernel_provider,
 -- kernel_operation_mode, metric_name, gpu_name, x_name, extra_config.
