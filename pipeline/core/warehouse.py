@@ -6,7 +6,7 @@
       current -> generations/<id>                             swapped atomically (symlink rename)
       liger.duckdb                                            views over one generation; replaced atomically
       .lock                                                   serializes publication
-      .run.lock                                               held by a whole run: one run at a time
+      generations/.<id>.tmp(.lock)                            a generation being built (locked while alive)
 
 Readers never see a half-written table: every file is written aside and renamed, a generation
 is complete before `current` points at it, and the DuckDB file names one generation by path.
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from . import csv_reader, kernelindex_reader
 from .normalize import BuildSummary, build_tables
@@ -35,9 +35,28 @@ from .sources import CSV_KIND, SourceFile, discover, file_sha256
 STAGING_VERSION = "v1"
 TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
 KEEP_GENERATIONS = 3
-LOCK_TIMEOUT_S = 600
-# A second run waits this long for the first to finish, then fails with RunLockTimeout.
-RUN_LOCK_TIMEOUT_S = float(os.environ.get("LIGER_RUN_LOCK_TIMEOUT_S", "1800"))
+# A run that finds another one publishing waits this long, then fails with WarehouseBusy.
+LOCK_TIMEOUT_S = float(os.environ.get("LIGER_LOCK_TIMEOUT_S", "600"))
+
+
+class WarehouseBusy(Timeout):
+    """Raised when the publication lock cannot be taken: says what happened and that nothing changed."""
+
+    def __init__(self, lock_file: str, waited: float):
+        super().__init__(lock_file)
+        self.waited = waited
+
+    def __str__(self) -> str:
+        return (f"another run holds the warehouse lock {self.lock_file} (waited {self.waited:.0f} s); "
+                "this run published nothing and the warehouse is unchanged; retry when that run has finished")
+
+
+class WarehouseLock(FileLock):
+    def acquire(self, timeout=None, *args, **kwargs):  # type: ignore[override]
+        try:
+            return super().acquire(timeout, *args, **kwargs)
+        except Timeout as exc:
+            raise WarehouseBusy(self.lock_file, self.timeout if timeout is None else timeout) from exc
 
 
 class Warehouse:
@@ -65,15 +84,10 @@ class Warehouse:
     def temp_dir(self) -> Path:
         return self.root / "tmp"
 
-    def lock(self, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
+    def lock(self, timeout: float | None = None) -> FileLock:
+        """Serializes publication: the `current` swap, the DuckDB build + swap, garbage collection."""
         self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / ".lock"), timeout=timeout)
-
-    def run_lock(self) -> FileLock:
-        """Held from the first asset of a run to the last (see WarehouseResource): two runs never
-        interleave staging, publication, the DuckDB swap or garbage collection."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / ".run.lock"), timeout=RUN_LOCK_TIMEOUT_S)
+        return WarehouseLock(str(self.root / ".lock"), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
 
     def staged_path(self, src: SourceFile) -> Path:
         return self.staging / src.kind / f"{src.content_sha256}.parquet"
@@ -133,11 +147,20 @@ class Warehouse:
     def build_generation(self, sources: list[SourceFile], problems: list[tuple[str, str, str]]) -> tuple[Path, BuildSummary]:
         gen = self.generations / f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         tmp = gen.with_name(f".{gen.name}.tmp")
-        self.temp_dir.mkdir(parents=True, exist_ok=True)
+        # Held while the generation is built, so a concurrent run's garbage collection leaves it alone
+        # (a killed build's lock dies with its process, and the leftover is then collected).
+        building = FileLock(str(tmp) + ".lock", timeout=0)
+        spill = self.temp_dir / f"build-{gen.name}"  # DuckDB spill files: one directory per build
+        spill.mkdir(parents=True, exist_ok=True)
         staged = {s.source_path: self.staged_path(s) for s in sources}
-        summary = build_tables(sources, staged, self.empty_templates(), problems, tmp, temp_dir=self.temp_dir)
-        (tmp / "summary.json").write_text(json.dumps(summary.__dict__, indent=2, sort_keys=True))
-        os.replace(tmp, gen)
+        try:
+            with building:
+                summary = build_tables(sources, staged, self.empty_templates(), problems, tmp, temp_dir=spill)
+                (tmp / "summary.json").write_text(json.dumps(summary.__dict__, indent=2, sort_keys=True))
+                os.replace(tmp, gen)
+        finally:
+            shutil.rmtree(spill, ignore_errors=True)
+            Path(building.lock_file).unlink(missing_ok=True)
         return gen, summary
 
     def publish(self, gen: Path) -> None:
@@ -188,7 +211,12 @@ class Warehouse:
         for leftover in self.root.glob(".liger.duckdb.*.tmp"):
             leftover.unlink(missing_ok=True)
         for leftover in self.generations.glob(".*.tmp"):
-            shutil.rmtree(leftover, ignore_errors=True)
+            try:  # only builds whose process is gone: a live build holds its lock
+                with FileLock(str(leftover) + ".lock", timeout=0):
+                    shutil.rmtree(leftover, ignore_errors=True)
+                Path(str(leftover) + ".lock").unlink(missing_ok=True)
+            except Timeout:
+                continue
         return removed
 
 
