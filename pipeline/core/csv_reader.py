@@ -144,7 +144,7 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         seen[h] = seen.get(h, 0) + 1
         columns[name] = "VARCHAR"
 
-    con = duckdb.connect()
+    con = duckdb.connect(config={"preserve_insertion_order": False})  # row numbers are explicit
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -172,7 +172,7 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)
         con.execute(
             f"""
-            create temp table typed as
+            create temp view typed as  -- streamed into the COPY below, never materialized
             with source as (
                 select p.*, m.config_canonical
                 from parsed p left join config_map m on p.extra_benchmark_config_str is not distinct from m.config_raw
@@ -182,7 +182,9 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                     try_cast(y_value_20 as double) as v20,
                     try_cast(y_value_50 as double) as v50,
                     try_cast(y_value_80 as double) as v80,
-                    try_cast(try_cast("timestamp" as timestamptz) as timestamp) as ts
+                    -- upstream's own format first (fast path); anything else ISO-8601 with a zone goes through ICU
+                    coalesce(try_strptime("timestamp", '%Y-%m-%d %H:%M:%S'),
+                             try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
                 from source
             ),
             judged as (
@@ -263,10 +265,11 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
             ) to '{_sql_path(tmp)}' (format parquet, compression zstd)
             """
         ).fetchall()
-        publish(tmp, dest)
-        read, bad = con.execute(
-            "select count(*), count(*) filter (where reason is not null) from typed"
+        total, bad_total = con.execute(
+            "select count(*), count(*) filter (where reason is not null) from read_parquet($p)", {"p": str(tmp)}
         ).fetchone()
+        publish(tmp, dest)
+        read, bad = total - len(rejects), bad_total - len(rejects)
     finally:
         con.close()
     return StageResult(read + len(rejects), bad + len(rejects))

@@ -129,7 +129,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
 
 
 def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
-    con = duckdb.connect()
+    con = duckdb.connect(config={"preserve_insertion_order": False})  # row numbers are explicit
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -165,14 +165,24 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             cumulative = {b: n for n, b in enumerate(befores, 1)}  # entries with before <= b
             con.register("gaps", pa.table({"before": pa.array(list(cumulative), pa.int64()),
                                            "shift": pa.array(list(cumulative.values()), pa.int64())}))
-            con.execute(
-                """
-                create temp table lines as
-                select s.row_no + coalesce(g.shift, 0) as record_no, s.line
-                from scanned s asof left join gaps g on s.row_no > g.before
-                where trim(s.line) <> ''
-                """
-            )
+            # Blank test: a cheap first-byte check; trim() only for lines that start with whitespace.
+            if cumulative:
+                con.execute(
+                    """
+                    create temp table lines as
+                    select s.row_no + coalesce(g.shift, 0) as record_no, s.line
+                    from scanned s asof left join gaps g on s.row_no > g.before
+                    where s.line is not null and (left(s.line, 1) not in (' ', chr(9), chr(13)) or trim(s.line) <> '')
+                    """
+                )
+            else:
+                con.execute(
+                    """
+                    create temp table lines as
+                    select s.row_no as record_no, s.line from scanned s
+                    where s.line is not null and (left(s.line, 1) not in (' ', chr(9), chr(13)) or trim(s.line) <> '')
+                    """
+                )
             loc_prefix = "line "
         else:
             lines, file_error = _lines_from_json_file(path)
@@ -193,28 +203,29 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             with source as (
                 select record_no, line, json_valid(line) as ok from lines
             ),
-            fields as (
+            extracted as (
+                -- one parse per line: every path is pulled by a single multi-path call
                 select record_no, line, ok,
-                    case when ok then json_type(line::json) end as top_type,
-                    case when ok then json_extract_string(line, '$.run.apiVersion') end as run_api,
-                    case when ok then json_extract_string(line, '$.protocol.apiVersion') end as protocol_api,
-                    case when ok then json_extract_string(line, '$.environment.apiVersion') end as environment_api,
-                    case when ok then json_extract_string(line, '$.run.kind') end as run_kind,
-                    case when ok then json_extract(line, '$.protocol')::varchar end as protocol_text,
-                    case when ok then json_extract(line, '$.environment')::varchar end as environment_text,
-                    case when ok then json_extract_string(line, '$.run.spec.protocolDigest') end as protocol_digest,
-                    case when ok then json_extract_string(line, '$.run.spec.environmentDigest') end as environment_digest,
-                    case when ok then json_extract_string(line, '$.run.spec.workloadDigest') end as workload_digest,
-                    case when ok then json_extract_string(line, '$.run.spec.implementationDigest') end as implementation_digest,
-                    case when ok then json_extract_string(line, '$.run.spec.observedAt') end as observed_at_raw,
-                    case when ok then json_extract_string(line, '$.run.spec.sourceNative.benchmark') end as benchmark,
-                    case when ok then json_extract_string(line, '$.run.spec.sourceNative.externalId') end as external_id,
-                    case when ok then json_extract_string(line, '$.run.metadata.labels.liger_version') end as liger_version,
-                    case when ok then json_extract_string(line, '$.run.metadata.name') end as run_name,
-                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_20') as double) end as p20,
-                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_50') as double) end as p50,
-                    case when ok then try_cast(json_extract(line, '$.run.spec.sourceNative.metrics.ms_80') as double) end as p80
+                    case when ok then json_extract_string(line, [
+                        '$.run.apiVersion', '$.protocol.apiVersion', '$.environment.apiVersion', '$.run.kind',
+                        '$.run.spec.protocolDigest', '$.run.spec.environmentDigest', '$.run.spec.workloadDigest',
+                        '$.run.spec.implementationDigest', '$.run.spec.observedAt', '$.run.spec.sourceNative.benchmark',
+                        '$.run.spec.sourceNative.externalId', '$.run.metadata.labels.liger_version', '$.run.metadata.name',
+                        '$.run.spec.sourceNative.metrics.ms_20', '$.run.spec.sourceNative.metrics.ms_50',
+                        '$.run.spec.sourceNative.metrics.ms_80']) end as s,
+                    case when ok then json_extract(line, ['$.protocol', '$.environment']) end as o,
+                    case when ok then json_type(line) end as top_type
                 from source
+            ),
+            fields as (
+                select record_no, line, ok, top_type,
+                    s[1] as run_api, s[2] as protocol_api, s[3] as environment_api, s[4] as run_kind,
+                    o[1]::varchar as protocol_text, o[2]::varchar as environment_text,
+                    s[5] as protocol_digest, s[6] as environment_digest, s[7] as workload_digest,
+                    s[8] as implementation_digest, s[9] as observed_at_raw, s[10] as benchmark, s[11] as external_id,
+                    s[12] as liger_version, s[13] as run_name,
+                    try_cast(s[14] as double) as p20, try_cast(s[15] as double) as p50, try_cast(s[16] as double) as p80
+                from extracted
             )
             select *,
                 try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,

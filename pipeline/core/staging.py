@@ -85,8 +85,11 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
                    (end - line_start) > max_line_bytes, max_fields, too_long, too_wide)
             middle = parts[1:-1]
             pos = end + 1
-            if middle and (max(map(len, middle)) > max_line_bytes or
-                           (max_fields is not None and max(m.count(b",") for m in middle) >= max_fields)):
+            longest = max(map(len, middle)) if middle else 0
+            # a line with max_fields commas is at least max_fields bytes long: count commas only then
+            if middle and (longest > max_line_bytes or
+                           (max_fields is not None and longest >= max_fields
+                            and max(m.count(b",") for m in middle) >= max_fields)):
                 for i, m in enumerate(middle):
                     _judge(found, line_no + 1 + i, pos, pos + len(m), m, len(m) > max_line_bytes,
                            max_fields, too_long, too_wide)
