@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
-from .settings import MAX_COLUMNS, MAX_LINE_BYTES
+from .settings import MAX_COLUMNS, MAX_LINE_BYTES, READER_MEMORY, duckdb_config
 from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 REQUIRED_COLUMNS = (
@@ -144,7 +144,8 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         seen[h] = seen.get(h, 0) + 1
         columns[name] = "VARCHAR"
 
-    con = duckdb.connect(config={"preserve_insertion_order": False})  # row numbers are explicit
+    # row numbers are explicit, so insertion order need not be kept; spill next to the output
+    con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from .digests import canonical_json, object_digest
 from .models import BenchmarkProtocol, ExecutionEnvironment
 from .reasons import Reason
-from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
+from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, READER_MEMORY, duckdb_config
 from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 LINE_FORMATS = (".ndjson", ".jsonl")
@@ -129,7 +129,8 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
 
 
 def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
-    con = duckdb.connect(config={"preserve_insertion_order": False})  # row numbers are explicit
+    # row numbers are explicit, so insertion order need not be kept; spill next to the output
+    con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")

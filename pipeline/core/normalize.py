@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from . import dimensions
 from .digests import measurement_digest_sql
+from .settings import BUILD_MEMORY, duckdb_config
 from .sources import SourceFile
 
 QUANTILE_TOLERANCE = 1e-9
@@ -83,12 +84,11 @@ def build_tables(
     out_dir: Path,
     *,
     temp_dir: Path,
-    memory_limit: str = "3GB",
+    memory_limit: str = BUILD_MEMORY,
     threads: int | None = None,
 ) -> BuildSummary:
     out_dir.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config={"temp_directory": str(temp_dir), "memory_limit": memory_limit,
-                                 "preserve_insertion_order": False})
+    con = duckdb.connect(config=duckdb_config(temp_dir, memory_limit))
     try:
         if threads:
             con.execute(f"SET threads = {int(threads)}")

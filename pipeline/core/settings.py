@@ -27,3 +27,14 @@ def warehouse_dir() -> Path:
 
 def duckdb_path() -> Path:
     return warehouse_dir() / "liger.duckdb"
+
+
+# DuckDB memory per connection. Two readers run at once and one build after them, so the
+# process stays under ~4 GB at 10 M rows; beyond the limit DuckDB spills to disk.
+READER_MEMORY = os.environ.get("LIGER_READER_MEMORY", "1500MB")
+BUILD_MEMORY = os.environ.get("LIGER_BUILD_MEMORY", "3GB")
+
+
+def duckdb_config(temp_dir: Path, memory_limit: str) -> dict:
+    """Connection settings: explicit spill folder (never the CWD's .tmp), bounded memory."""
+    return {"temp_directory": str(temp_dir), "memory_limit": memory_limit, "preserve_insertion_order": False}

@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from . import csv_reader, kernelindex_reader
 from .normalize import BuildSummary, build_tables
-from .settings import SQL_DIR
+from .settings import BUILD_MEMORY, SQL_DIR
 from .sources import CSV_KIND, SourceFile, discover, file_sha256
 
 STAGING_VERSION = "v1"
@@ -173,7 +173,7 @@ class Warehouse:
         """Create views over ``gen``'s Parquet, run sql/views/*.sql in order, swap the file in."""
         tmp = self.root / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
         self.temp_dir.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(tmp), config={"temp_directory": str(self.temp_dir), "memory_limit": "3GB"})
+        con = duckdb.connect(str(tmp), config={"temp_directory": str(self.temp_dir), "memory_limit": BUILD_MEMORY})
         try:
             con.execute("set enable_progress_bar = false")
             for table in TABLES:
