@@ -145,6 +145,7 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         columns[name] = "VARCHAR"
 
     # row numbers are explicit, so insertion order need not be kept; spill next to the output
+    dest.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
     try:
         con.execute("SET TimeZone = 'UTC'")

@@ -130,6 +130,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
 
 def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
     # row numbers are explicit, so insertion order need not be kept; spill next to the output
+    dest.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
     try:
         con.execute("SET TimeZone = 'UTC'")
