@@ -130,6 +130,10 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> lis
     thresholds = [p.threshold for p in chain if p.threshold is not None]
     threshold = max(thresholds) if thresholds else 0.03
     threshold_log = math.log1p(threshold)
+    # A reported shift is a difference of two segment means, never more than the level range:
+    # a chain that never leaves its noise band cannot yield a row, so PELT is not run on it.
+    if max(levels) - min(levels) <= threshold_log:
+        return []
     starts = segment_levels(levels, penalty_factor * threshold_log**2)
 
     bounds = [0, *starts, len(levels)]
@@ -188,6 +192,10 @@ def build_change_points(con) -> int:
             rows.extend(_analyse_chain(key, chain, float(penalty_factor)))
 
     if rows:
-        placeholders = ", ".join("?" for _ in rows[0])
-        con.executemany(f"insert into change_points values ({placeholders})", rows)
+        import pyarrow as pa
+
+        names = [r[0] for r in con.execute("describe change_points").fetchall()]
+        con.register("change_point_rows", pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}))
+        con.execute("insert into change_points select * from change_point_rows")
+        con.unregister("change_point_rows")
     return len(rows)
