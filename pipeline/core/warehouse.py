@@ -140,7 +140,8 @@ class Warehouse:
                 progress(s.source_path)
 
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            list(pool.map(run, todo.values()))
+            # largest first, so one big file does not run alone at the end
+            list(pool.map(run, sorted(todo.values(), key=lambda s: -s.size_bytes)))
         return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo)}
 
     # -- build + publish ------------------------------------------------------------------
