@@ -47,14 +47,17 @@ def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     return measure_subprocess([dg, "launch", "--assets", "*"], cwd=PROJECT, env=pipeline_env(data, warehouse, home))
 
 
-STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([0-9.]+)(ms|s)\b')
+STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
+DURATION_PART = re.compile(r"([0-9.]+)\s*(ms|h|m|s)")
+UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def step_seconds(log: str) -> dict[str, float]:
-    """Per-step wall time from Dagster's event log (the pipeline run is a black box otherwise)."""
+    """Per-step wall time from Dagster's event log ("in 150ms", "in 12.3s", "in 2m 1s")."""
     out: dict[str, float] = {}
-    for name, value, unit in STEP_RE.findall(log):
-        out[name] = out.get(name, 0.0) + float(value) / (1000 if unit == "ms" else 1)
+    for name, text in STEP_RE.findall(log):
+        seconds = sum(float(v) * UNIT_SECONDS[u] for v, u in DURATION_PART.findall(text))
+        out[name] = out.get(name, 0.0) + seconds
     return out
 
 
@@ -74,6 +77,34 @@ def view_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float, int]]:
                 con.execute(q).fetchone()
                 best = min(best, time.perf_counter() - t0)
             out.append((v, best, rows))
+    return out
+
+
+TYPICAL_QUERIES = {
+    "one kernel's trend on one GPU": """
+        select liger_version, kernel_provider, count(*), median(p50) from measurements
+        where kernel_name = (select any_value(kernel_name) from measurements)
+          and gpu_name = (select any_value(gpu_name) from measurements) group by all""",
+    "what regressed in the newest version": """
+        select * from sweep_regressions
+        where to_version = (select liger_version from liger_versions where is_newest) and verdict = 'regression'""",
+    "facts per GPU and release": "select gpu_name, liger_version, count(*) from measurements group by all",
+    "quarantine by reason": "select reason, count(*) from quarantine group by reason",
+}
+
+
+def query_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float]]:
+    out = []
+    with duckdb.connect(str(db), read_only=True) as con:
+        con.execute("set enable_progress_bar = false")
+        for name, q in TYPICAL_QUERIES.items():
+            con.execute(q).fetchall()
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                con.execute(q).fetchall()
+                best = min(best, time.perf_counter() - t0)
+            out.append((name, best))
     return out
 
 
@@ -129,6 +160,8 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
     results.append(result_row("pipeline_incremental_2500", label, 2500, inc["wall_s"], inc["peak_rss_mb"],
                               ratio=inc["wall_s"] / full["wall_s"]))
 
+    for name, seconds in query_latencies(wh / "liger.duckdb"):
+        latencies.append(f"| {label} | query: {name} | — | {seconds * 1000:.0f} |")
     for view, seconds, n in view_latencies(wh / "liger.duckdb"):
         latencies.append(f"| {label} | {view} | {n:,} | {seconds * 1000:.0f} |")
 
