@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-HISTORY = Path(os.environ.get("LIGER_CSV_HISTORY", REPO_ROOT.parent / "shared" / "data" / "liger_csv_history"))
+HISTORY = Path(os.environ.get("LIGER_CSV_HISTORY", REPO_ROOT / "data_raw" / "liger_csv"))  # the shipped copy of the shared history
 
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:

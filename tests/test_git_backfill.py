@@ -27,7 +27,7 @@ from pipeline.defs.views import liger_duckdb
 
 from . import git_repo_support as g
 
-pytestmark = pytest.mark.skipif(not (g.HISTORY / "SNAPSHOTS.tsv").is_file(), reason="shared snapshot history not available")
+
 
 SAMPLE = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
               kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",

@@ -16,7 +16,7 @@ from pipeline.defs.sensors import liger_inputs_sensor
 from . import git_repo_support as g
 
 SMALL = "2026-08-03_4d899a0bdc_all_benchmark_data_cutedsl.csv"
-pytestmark = pytest.mark.skipif(not (g.HISTORY / SMALL).is_file(), reason="shared snapshot history not available")
+
 
 
 @pytest.fixture(autouse=True)
