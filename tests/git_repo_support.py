@@ -1,4 +1,4 @@
-"""Build a small Liger-Kernel-like git repo from ../shared/data/liger_csv_history (not a conftest: import explicitly).
+"""Build a small Liger-Kernel-like git repo from the shipped history (data_raw/liger_csv = ../shared/data/liger_csv_history) (not a conftest: import explicitly).
 
 Each upstream commit in SNAPSHOTS.tsv becomes one test commit, in date order, with its
 snapshot(s) written at their upstream paths and GIT_AUTHOR_DATE/GIT_COMMITTER_DATE set to the
