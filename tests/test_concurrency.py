@@ -87,3 +87,22 @@ def test_garbage_collection_spares_a_live_build_and_removes_a_dead_one(tmp_path:
         assert live.exists() and not dead.exists()
     wh.collect_garbage()  # its process is gone: now it is a leftover
     assert not live.exists()
+
+
+def test_stale_staging_leftovers_of_killed_runs_are_removed(tmp_path):
+    import os
+    import time as _time
+
+    from pipeline.core.warehouse import STALE_STAGING_S, Warehouse
+
+    wh = Warehouse(tmp_path / "warehouse")
+    kind_dir = wh.staging / "liger_csv"
+    kind_dir.mkdir(parents=True)
+    (wh.generations).mkdir(parents=True)
+    stale, fresh = kind_dir / ".abc.parquet.1.tmp", kind_dir / ".def.parquet.2.tmp"
+    stale.write_text("x")
+    fresh.write_text("y")
+    old = _time.time() - STALE_STAGING_S - 10
+    os.utime(stale, (old, old))
+    wh.collect_garbage()
+    assert not stale.exists() and fresh.exists()

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ from .sources import CSV_KIND, SourceFile, discover, file_sha256
 STAGING_VERSION = "v1"
 TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
 KEEP_GENERATIONS = 3
+STALE_STAGING_S = 3600
 # A run that finds another one publishing waits this long, then fails with WarehouseBusy.
 LOCK_TIMEOUT_S = float(os.environ.get("LIGER_LOCK_TIMEOUT_S", "600"))
 
@@ -218,6 +220,16 @@ class Warehouse:
                 Path(str(leftover) + ".lock").unlink(missing_ok=True)
             except Timeout:
                 continue
+        # Write-aside files of staging runs that were killed: never read, removed once clearly stale
+        # (staging is not under the publication lock, so a fresh one may belong to a live run).
+        stale_before = time.time() - STALE_STAGING_S
+        for pattern in (".*.tmp", ".*.src"):
+            for leftover in self.staging.glob(f"*/{pattern}"):
+                try:
+                    if leftover.stat().st_mtime < stale_before:
+                        leftover.unlink(missing_ok=True)
+                except OSError:
+                    continue
         return removed
 
 
