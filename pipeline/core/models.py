@@ -62,36 +62,32 @@ class BenchmarkRun(_Open):
     spec: RunSpec
 
 
-class BenchmarkProtocol(_Open):
+class _SpecObject(_Open):
+    """A kernelindex object whose spec is free-form (hashed whole, so never trimmed)."""
+
     apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+    metadata: Metadata = Field(default_factory=Metadata)
+    spec: dict[str, Any]
+
+
+class BenchmarkProtocol(_SpecObject):
     kind: Literal["BenchmarkProtocol"] = "BenchmarkProtocol"
-    metadata: Metadata = Field(default_factory=Metadata)
-    spec: dict[str, Any]
 
 
-class ExecutionEnvironment(_Open):
-    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
+class ExecutionEnvironment(_SpecObject):
     kind: Literal["ExecutionEnvironment"] = "ExecutionEnvironment"
-    metadata: Metadata = Field(default_factory=Metadata)
-    spec: dict[str, Any]
 
 
-class BenchmarkWorkload(_Open):
+class BenchmarkWorkload(_SpecObject):
     """Derived from CSV rows: what was run (kernel, x point, config)."""
 
-    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
     kind: Literal["BenchmarkWorkload"] = "BenchmarkWorkload"
-    metadata: Metadata = Field(default_factory=Metadata)
-    spec: dict[str, Any]
 
 
-class KernelImplementation(_Open):
+class KernelImplementation(_SpecObject):
     """Derived from CSV rows: which code ran (kernel, provider, Liger release)."""
 
-    apiVersion: Literal["kernelindex.dev/v1alpha1"] = API_VERSION
     kind: Literal["KernelImplementation"] = "KernelImplementation"
-    metadata: Metadata = Field(default_factory=Metadata)
-    spec: dict[str, Any]
 
 
 class Bundle(BaseModel):
