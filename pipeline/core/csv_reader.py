@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
@@ -90,7 +91,8 @@ def _canonical_config(raw: str | None) -> str | None:
         return None
 
 
-def _empty_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
+def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
+    """A staged file with no good rows: an empty input, or a whole file refused with its reason."""
     cols: dict[str, pa.Array] = {}
     n = len(quarantine)
     for c in STAGED_COLUMNS:
@@ -105,8 +107,6 @@ def _empty_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
     cols["location"] = pa.array([q[0] for q in quarantine], pa.string())
     cols["reason"] = pa.array([str(q[1]) for q in quarantine], pa.string())
     cols["raw"] = pa.array([q[2][:RAW_PREVIEW_CHARS] for q in quarantine], pa.string())
-    import pyarrow.parquet as pq
-
     tmp = atomic_path(dest)
     pq.write_table(pa.table(cols), tmp)
     publish(tmp, dest)
@@ -116,10 +116,10 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
     """Parse ``path`` and write the staged Parquet ``dest`` atomically."""
     header, file_error = _read_header(path)
     if file_error is not None:
-        _empty_stage(dest, [("file", file_error[0], file_error[1])])
+        write_quarantine_only_stage(dest, [("file", file_error[0], file_error[1])])
         return StageResult(0, 1, str(file_error[0]))
     if header is None:
-        _empty_stage(dest, [])
+        write_quarantine_only_stage(dest, [])
         return StageResult(0, 0)
     # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
     # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).

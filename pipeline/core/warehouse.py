@@ -30,8 +30,9 @@ from filelock import FileLock, Timeout
 
 from . import csv_reader, kernelindex_reader
 from .normalize import BuildSummary, build_tables
+from .reasons import Reason
 from .settings import BUILD_MEMORY, SQL_DIR
-from .sources import CSV_KIND, SourceFile, discover, file_sha256
+from .sources import CSV_KIND, SourceFile, file_sha256
 
 STAGING_VERSION = "v1"
 TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
@@ -110,7 +111,7 @@ class Warehouse:
                 blank.write_text("" if kind == CSV_KIND else "\n")
                 try:
                     if kind == CSV_KIND:
-                        csv_reader._empty_stage(dest, [])
+                        csv_reader.write_quarantine_only_stage(dest, [])
                     else:
                         stage(blank, dest)
                 finally:
@@ -135,9 +136,7 @@ class Warehouse:
                 else:
                     kernelindex_reader.stage_kernelindex_file(s.path, self.staged_path(s))
             except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
-                from .reasons import Reason
-
-                csv_reader._empty_stage(self.staged_path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
+                csv_reader.write_quarantine_only_stage(self.staged_path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
             if progress:
                 progress(s.source_path)
 
@@ -246,7 +245,3 @@ def _materialize(con: duckdb.DuckDBPyConnection, text: str) -> None:
     name = match.group(1)
     con.execute(f'create or replace table "{name}__materialized" as select * from "{name}"')
     con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')
-
-
-def discover_sources(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
-    return discover(data_raw)
