@@ -1,22 +1,25 @@
-"""Data tests over one generation: each returns the offending rows; a check passes with zero rows."""
+"""Data tests over one published warehouse state: each returns the offending rows; a check passes
+with zero rows."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import duckdb
 
-from .digests import measurement_digest_sql, object_digest
+from . import duck
+from .digests import measurement_digest_sql, object_digest, record_only_extra_config_sql
+from .duckdb_build import create_table_views
 from .settings import SQL_DIR
+from .warehouse import Published, Warehouse
 
 DIMENSIONS = ("environment", "protocol", "workload", "implementation")
 
 
-def connect(gen: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    for table in ("fact_measurement", "source", "quarantine", *(f"dim_{d}" for d in DIMENSIONS)):
-        con.read_parquet(str(gen / f"{table}.parquet")).create_view(table)
+def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the readers' tables (sql/tables) over a published state."""
+    con = duck.connect(remote_root=wh.root_uri)
+    create_table_views(con, wh.snapshot_files(published))
     return con
 
 
@@ -26,10 +29,11 @@ def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
 
 def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> list[tuple]:
     """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
+    record_only = record_only_extra_config_sql("workload_digest")
     bad = con.execute(
         f"""
         with facts as (
-            select * replace (case when origin = 'kernelindex' then 'workload:' || workload_digest else extra_config end as extra_config),
+            select * replace (case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
                    strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text
             from fact_measurement
         )

@@ -61,3 +61,19 @@ def measurement_digest(**fields: str | None) -> str:
     """Python twin of :func:`measurement_digest_sql`, for tests and single records."""
     text = chr(31).join(chr(0) if fields.get(c) is None else str(fields[c]) for c in MEASUREMENT_KEY)
     return SHA_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# A record that folds into no CSV row has no config, only its workload's digest. That digest takes
+# the config's place in the identity, so two records of one sweep observed in the same second stay
+# two measurements; it can never equal a CSV config, which is a JSON object.
+RECORD_ONLY_CONFIG_PREFIX = "workload:"
+
+
+def record_only_extra_config_sql(workload_digest_column: str = "workload_digest") -> str:
+    """DuckDB expression for the config slot of a record-only measurement's identity."""
+    return f"'{RECORD_ONLY_CONFIG_PREFIX}' || {workload_digest_column}"
+
+
+def record_only_measurement_digest(workload_digest: str, **fields: str | None) -> str:
+    """Python twin for a record-only measurement: the workload digest stands in for the config."""
+    return measurement_digest(**{**fields, "extra_config": RECORD_ONLY_CONFIG_PREFIX + workload_digest})

@@ -1,25 +1,197 @@
-"""Everything that goes into liger.duckdb besides the Parquet views: settings, version order, change points."""
+"""liger.duckdb: views over one published state of the Delta tables, kept up to date incrementally.
+
+Layers, in order:
+  delta_<table>   read_parquet over the snapshot's files, listed from the Delta log (DuckDB here
+                  has no delta extension); a table with no files is an empty typed relation
+  sql/tables/     what readers call fact_measurement, source, ... (provenance and learned
+                  dimensions are derived when read)
+  regression_settings, liger_version_order (tables)
+  sql/views/      applied in file-name order; a file marked `-- materialize: table` is kept as a
+                  table `<view>__materialized`, its query as view `<view>__definition`
+  change_points   (Python, ruptures)
+
+A new published state is applied to a copy of the file, which then replaces it (open read-only
+sessions keep the old one). A materialized view with `-- incremental key: a, b` is refreshed only
+for the key values that facts committed since the file's last state touch; the others are
+recomputed whole. Anything that can move every row (a full run, other model or view files, other
+settings, a new Liger version) recomputes everything.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
+from . import duck
 from .change_points import build_change_points
+from .merge import SCHEMAS
 from .regression_settings import RegressionSettings, write_settings_table
+from .settings import BUILD_MEMORY, SQL_DIR
 from .versions import write_version_order_table
-from .warehouse import Warehouse
+from .warehouse import Published, Warehouse
+
+MATERIALIZE_MARKER = "-- materialize: table"
+_KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+STATE_TABLE = "liger_build_state"
+DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
+              pa.timestamp("us", tz="UTC"): "timestamptz"}
+FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
 
 
-def build_views(wh: Warehouse, gen: Path, settings: RegressionSettings | None = None) -> list[str]:
+@dataclass
+class ViewFile:
+    path: Path
+    name: str
+    materialize: bool
+    key: tuple[str, ...]
+
+    @classmethod
+    def read(cls, path: Path) -> ViewFile:
+        text = path.read_text()
+        match = _VIEW_NAME.search(text)
+        materialize = MATERIALIZE_MARKER in text.lower()
+        if materialize and match is None:
+            raise ValueError(f"{path.name}: a '{MATERIALIZE_MARKER}' file must define 'create or replace view <name>'")
+        key = _KEY_LINE.search(text)
+        return cls(path, match.group(1) if match else "", materialize,
+                   tuple(c.strip() for c in key.group(1).split(",")) if key else ())
+
+
+def view_files() -> list[ViewFile]:
+    return [ViewFile.read(p) for p in sorted((SQL_DIR / "views").glob("*.sql"))]
+
+
+def sql_hash() -> str:
+    h = hashlib.sha256()
+    for folder in ("tables", "views", "models"):
+        for p in sorted((SQL_DIR / folder).glob("*.sql")):
+            h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]]) -> None:
+    """delta_<table> over a snapshot's files, then the readers' views of sql/tables/. The file list
+    is written into the view (it must survive in the DuckDB file); the paths are the Delta
+    table's own part files, quoted as literals."""
+    for table, schema in SCHEMAS.items():
+        if files.get(table):
+            listed = ", ".join(_literal(f) for f in files[table])
+            con.execute(f"create or replace view delta_{table} as select * from read_parquet([{listed}])")
+        else:
+            cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in schema)
+            con.execute(f"create or replace view delta_{table} as select {cols} where false")
+    for path in sorted((SQL_DIR / "tables").glob("*.sql")):
+        con.execute(path.read_text())
+
+
+def _state(con) -> dict:
+    try:
+        return json.loads(duck.scalar(con, f"select state from {STATE_TABLE}"))
+    except (duckdb.Error, TypeError):
+        return {}
+
+
+def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None,
+                 *, force_full: bool = False) -> dict:
+    """Bring liger.duckdb to ``published``; returns what was done."""
     settings = settings or RegressionSettings()
+    target = {"seq": published.seq, "sql": sql_hash(), "settings": settings.model_dump(mode="json")}
+    final = wh.duckdb_path
+    if final.exists() and not force_full:
+        with duck.connect(final, read_only=True) as con:
+            old = _state(con)
+        if all(old.get(k) == v for k, v in target.items()):
+            return {"mode": "unchanged", "seq": published.seq}
+    else:
+        old = {}
+    full = force_full or not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
+    runs_between = [p for p in wh.run_log() if old.get("seq", 0) < p.seq <= published.seq]
+    if any(p.mode == "full" for p in runs_between) or old.get("seq", 0) > published.seq:
+        full = True
 
-    def settings_table(con: duckdb.DuckDBPyConnection) -> None:
+    wh.local.mkdir(parents=True, exist_ok=True)
+    tmp = wh.local / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
+    if not full:
+        shutil.copyfile(final, tmp)
+    spill = wh.temp_dir / f"duckdb-{tmp.name}"
+    con = duck.connect(tmp, temp_dir=spill, memory_limit=BUILD_MEMORY, remote_root=wh.root_uri)
+    try:
+        create_table_views(con, wh.snapshot_files(published))
         write_settings_table(con, settings)
-
-    def version_order(con: duckdb.DuckDBPyConnection) -> None:
-        versions = [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()]
+        versions = sorted(r[0] for r in con.execute(
+            "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+        if versions != old.get("versions"):
+            full = True
         write_version_order_table(con, versions)
+        done = _apply_views(con, full, old.get("seq", 0))
+        build_change_points(con)
+        state = target | {"versions": versions}
+        con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
+        con.execute("checkpoint")
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    con.close()
+    os.replace(tmp, final)
+    return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
 
-    return wh.build_duckdb(gen, before_views=[settings_table, version_order], after_views=[build_change_points])
+
+def _apply_views(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> dict:
+    applied, refreshed = [], {}
+    for vf in view_files():
+        text = vf.path.read_text()
+        if not vf.materialize:
+            con.execute(text)
+            applied.append(vf.path.name)
+            continue
+        definition = f"{vf.name}__definition"
+        con.execute(_VIEW_NAME.sub(f"create or replace view {definition}", text, count=1))
+        table = f"{vf.name}__materialized"
+        exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name = $t", {"t": table})
+        coarse = [c for c in vf.key if c in FACT_COLUMNS]
+        if full or not exists or not coarse:
+            con.execute(f'create or replace table "{table}" as select * from "{definition}"')
+            refreshed[vf.name] = "full"
+        else:
+            refreshed[vf.name] = _refresh(con, definition, table, coarse, since_seq)
+        con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
+        applied.append(vf.path.name)
+    return {"applied": applied, "refreshed": refreshed}
+
+
+def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -> str:
+    """Recompute one materialized view for the key values that new facts touch. Its rows for a key
+    value depend only on facts with that key value (the file's `-- incremental key:` promise), so
+    a temporary fact_measurement holding just those facts gives exactly their rows."""
+    cols = ", ".join(key)
+    match = " and ".join(f"k.{c} is not distinct from f.{c}" for c in key)
+    con.execute(f"create or replace temp table touched_key as select distinct {cols} "
+                f"from main.fact_measurement where run_seq > $s", {"s": since_seq})
+    n = duck.scalar(con, "select count(*) from touched_key")
+    if n == 0:
+        return "untouched"
+    con.execute(f"""create or replace temp view fact_measurement as
+        select * from main.fact_measurement f where exists (select 1 from touched_key k where {match})""")
+    try:
+        con.execute(f'delete from "{table}" f where exists (select 1 from touched_key k where {match})')
+        con.execute(f'insert into "{table}" by name select * from "{definition}"')
+    finally:
+        con.execute("drop view temp.fact_measurement")
+    return f"{n} key(s)"

@@ -21,8 +21,19 @@ def data_raw_dir() -> Path:
     return Path(os.environ.get("LIGER_DATA_RAW", PROJECT_ROOT / "data_raw")).resolve()
 
 
+def warehouse_uri() -> str:
+    """Where the Delta tables live: a local folder or s3://bucket/prefix (LIGER_WAREHOUSE)."""
+    value = os.environ.get("LIGER_WAREHOUSE") or str(PROJECT_ROOT / "warehouse")
+    return value if "://" in value else str(Path(value).resolve())
+
+
 def warehouse_dir() -> Path:
-    return Path(os.environ.get("LIGER_WAREHOUSE", PROJECT_ROOT / "warehouse")).resolve()
+    """The local folder: staging, liger.duckdb, reports. The warehouse folder itself when it is
+    local; LIGER_LOCAL_DIR (default warehouse/ in the project) when the tables are on S3."""
+    uri = warehouse_uri()
+    if "://" in uri:
+        return Path(os.environ.get("LIGER_LOCAL_DIR") or PROJECT_ROOT / "warehouse").resolve()
+    return Path(uri)
 
 
 def duckdb_path() -> Path:

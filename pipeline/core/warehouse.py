@@ -1,57 +1,57 @@
-"""Warehouse layout, content-addressed staging, atomic publication and the DuckDB file.
+"""Warehouse layout, the run lock, and the run log that makes a run's commits visible.
 
-    warehouse/
-      staging/v1/{liger_csv,kernelindex}/<sha256>.parquet   one per distinct input file content
-      generations/<id>/*.parquet                             one complete set of tables per build
-      current -> generations/<id>                             swapped atomically (symlink rename)
-      liger.duckdb                                            views over one generation; replaced atomically
-      .lock                                                   serializes publication
-      generations/.<id>.tmp(.lock)                            a generation being built (locked while alive)
+    <root>/tables/<name>/            Delta tables (root: a local folder or s3://bucket/prefix)
+    <root>/tables/warehouse_run/     one row per run that changed the warehouse: the version of
+                                     every table after it (the published state)
+    <local>/staging/v1/<kind>/<sha256>.parquet   staged file contents (always local)
+    <local>/liger.duckdb                          views over the published state (always local)
+    <local>/.lock                                 the run lock for a local warehouse
 
-Readers never see a half-written table: every file is written aside and renamed, a generation
-is complete before `current` points at it, and the DuckDB file names one generation by path.
+A run commits each table it changes, then appends its row to `warehouse_run`: that row is the
+moment its changes become visible to every reader this project gives (liger.duckdb,
+`pipeline.connect()`, the asset checks). A run killed before it leaves commits that no run
+row names; the next run restores those tables to the published versions and redoes the work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
+import socket
 import time
 import uuid
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import duckdb
+import pyarrow as pa
 from filelock import FileLock, Timeout
 
-from . import csv_reader, kernelindex_reader
-from .normalize import BuildSummary, build_tables
-from .reasons import Reason
-from .settings import BUILD_MEMORY, SQL_DIR
-from .sources import CSV_KIND, SourceFile, file_sha256
+from .delta_store import CommitFailedError, DeltaStore, is_remote
+from .duck import connect
 
+# Every table a run may commit, in commit order; the run log is written after all of them.
+TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
+          "dim_implementation", "kernelindex_record", "learned_dimension", "quarantine", "source")
+RUN_LOG = "warehouse_run"
 STAGING_VERSION = "v1"
-TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source", "quarantine")
-KEEP_GENERATIONS = 3
-STALE_STAGING_S = 3600
-# A run that finds another one publishing waits this long, then fails with WarehouseBusy.
-LOCK_TIMEOUT_S = float(os.environ.get("LIGER_LOCK_TIMEOUT_S", "600"))
+RUN_LOG_SCHEMA = pa.schema([
+    ("seq", pa.int64()), ("run_id", pa.string()), ("committed_at", pa.timestamp("us", tz="UTC")),
+    ("mode", pa.string()), ("reason", pa.string()), ("versions", pa.string()), ("stats", pa.string()),
+])
 
 
 class WarehouseBusy(Timeout):
-    """Raised when the publication lock cannot be taken: says what happened and that nothing changed."""
+    """The run lock could not be taken: says what happened and that nothing changed."""
 
-    def __init__(self, lock_file: str, waited: float):
+    def __init__(self, lock_file: str, waited: float, holder: str = ""):
         super().__init__(lock_file)
-        self.waited = waited
+        self.waited, self.holder = waited, holder
 
     def __str__(self) -> str:
-        return (f"another run holds the warehouse lock {self.lock_file} (waited {self.waited:.0f} s); "
-                "this run published nothing and the warehouse is unchanged; retry when that run has finished")
+        who = f" ({self.holder})" if self.holder else ""
+        return (f"another run holds the warehouse lock {self.lock_file}{who} (waited {self.waited:.0f} s); "
+                "this run committed nothing and the warehouse is unchanged; retry when that run has finished")
 
 
 class WarehouseLock(FileLock):
@@ -62,186 +62,181 @@ class WarehouseLock(FileLock):
             raise WarehouseBusy(self.lock_file, self.timeout if timeout is None else timeout) from exc
 
 
-class Warehouse:
-    def __init__(self, root: Path):
-        self.root = root.resolve()
+class DeltaLease:
+    """The run lock of a warehouse on object storage, where no file lock reaches other hosts.
 
-    # -- paths ---------------------------------------------------------------------------
+    A one-row Delta table names the holder and a lease expiry. Taking it is a MERGE, and two
+    MERGEs on one table conflict, so of two runs racing for it exactly one commits (delta-rs
+    commits with conditional put). A crashed holder's lease runs out after ``ttl``."""
+
+    TABLE = "warehouse_lock"
+
+    def __init__(self, store: DeltaStore, timeout: float, ttl: float = 900.0):
+        self.store, self.timeout, self.ttl = store, timeout, ttl
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def _holder(self) -> tuple[str, float] | None:
+        files = self.store.files(self.TABLE)
+        if not files:
+            return None
+        with connect(remote_root=self.store.root) as con:
+            rows = con.execute("select holder, expires from read_parquet($f) order by expires desc limit 1",
+                               {"f": files}).fetchall()
+        row = rows[0] if rows else None
+        return None if row is None else (row[0], row[1])
+
+    def _claim(self, expires: float) -> None:
+        from deltalake import write_deltalake
+
+        row = pa.table({"slot": [0], "holder": [self.owner], "expires": [expires]})
+        dt = self.store.open(self.TABLE)
+        if dt is None:
+            write_deltalake(self.store.uri(self.TABLE), row, mode="append", storage_options=self.store.options)
+            return
+        now = time.time()
+        (dt.merge(row, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
+           .when_matched_update_all(predicate=f"t.expires < {now} or t.holder = s.holder")
+           .when_not_matched_insert_all().execute())
+
+    def acquire(self) -> DeltaLease:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                self._claim(time.time() + self.ttl)
+            except (CommitFailedError, OSError) as exc:  # another run's claim won the race: look again
+                if "conflict" not in str(exc).lower() and not isinstance(exc, CommitFailedError):
+                    raise
+            holder = self._holder()
+            if holder and holder[0] == self.owner:
+                return self
+            if time.monotonic() > deadline:
+                raise WarehouseBusy(self.store.uri(self.TABLE), self.timeout, holder[0] if holder else "")
+            time.sleep(0.5)
+
+    def release(self) -> None:
+        dt = self.store.open(self.TABLE)
+        if dt is not None:
+            dt.delete(f"holder = '{self.owner}'")  # owner is hostname:pid:hex, generated here
+
+    def __enter__(self) -> DeltaLease:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+@dataclass
+class Published:
+    """One row of the run log: the table versions a reader sees after that run."""
+
+    seq: int
+    run_id: str
+    committed_at: datetime
+    mode: str
+    versions: dict[str, int | None]
+    stats: dict = field(default_factory=dict)
+
+
+class Warehouse:
+    def __init__(self, root: str | Path, local_dir: Path | None = None, lock_timeout: float = 600.0):
+        root_s = str(root)
+        self.remote = is_remote(root_s)
+        self.root_uri = root_s.rstrip("/") if self.remote else str(Path(root_s).resolve())
+        self.local = (local_dir or Path(self.root_uri)).resolve() if (local_dir or not self.remote) else None
+        if self.local is None:
+            raise ValueError("a warehouse on object storage needs a local folder for staging and liger.duckdb")
+        self.store = DeltaStore(self.root_uri)
+        self.lock_timeout = lock_timeout
+
+    # -- local paths -------------------------------------------------------------------------
     @property
     def staging(self) -> Path:
-        return self.root / "staging" / STAGING_VERSION
-
-    @property
-    def generations(self) -> Path:
-        return self.root / "generations"
-
-    @property
-    def current(self) -> Path:
-        return self.root / "current"
+        return self.local / "staging" / STAGING_VERSION
 
     @property
     def duckdb_path(self) -> Path:
-        return self.root / "liger.duckdb"
+        return self.local / "liger.duckdb"
 
     @property
     def temp_dir(self) -> Path:
-        return self.root / "tmp"
+        return self.local / "tmp"
 
-    def lock(self, timeout: float | None = None) -> FileLock:
-        """Serializes publication: the `current` swap, the DuckDB build + swap, garbage collection."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        return WarehouseLock(str(self.root / ".lock"), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+    def lock(self, timeout: float | None = None):
+        """The run lock: local file lock for a local warehouse (released by the kernel when a run
+        dies), a Delta lease for one on object storage."""
+        timeout = self.lock_timeout if timeout is None else timeout
+        if self.remote:
+            return DeltaLease(self.store, timeout)
+        self.local.mkdir(parents=True, exist_ok=True)
+        return WarehouseLock(str(self.local / ".lock"), timeout=timeout)
 
-    def staged_path(self, src: SourceFile) -> Path:
-        return self.staging / src.kind / f"{src.content_sha256}.parquet"
+    def duckdb_lock(self) -> FileLock:
+        """Serializes updates of the local liger.duckdb (copy, apply, rename)."""
+        self.local.mkdir(parents=True, exist_ok=True)
+        return WarehouseLock(str(self.local / ".duckdb.lock"), timeout=self.lock_timeout)
 
-    def current_generation(self) -> Path | None:
-        return self.current.resolve() if self.current.is_symlink() else None
+    # -- the run log -------------------------------------------------------------------------
+    def run_log(self) -> list[Published]:
+        files = self.store.files(RUN_LOG)
+        if not files:
+            return []
+        with connect(remote_root=self.root_uri) as con:
+            rows = con.execute(
+                "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
+                {"f": files}).fetchall()
+        return [Published(seq, run_id, at, mode, json.loads(v), json.loads(s or "{}"))
+                for seq, run_id, at, mode, v, s in rows]
 
-    # -- staging ---------------------------------------------------------------------------
-    def empty_templates(self) -> dict[str, Path]:
-        """Zero-row staged files that give read_parquet a schema even when no input of a kind exists."""
-        out = {}
-        for kind, stage, suffix in ((CSV_KIND, csv_reader.stage_csv_file, ".csv"),
-                                    ("kernelindex", kernelindex_reader.stage_kernelindex_file, ".ndjson")):
-            dest = self.staging / f"_empty_{kind}.parquet"
-            if not dest.exists():
-                self.temp_dir.mkdir(parents=True, exist_ok=True)
-                blank = self.temp_dir / f"empty-{uuid.uuid4().hex}{suffix}"
-                blank.write_text("" if kind == CSV_KIND else "\n")
-                try:
-                    if kind == CSV_KIND:
-                        csv_reader.write_quarantine_only_stage(dest, [])
-                    else:
-                        stage(blank, dest)
-                finally:
-                    blank.unlink(missing_ok=True)
-            out[kind] = dest
+    def published(self, seq: int | None = None, as_of: datetime | str | None = None) -> Published | None:
+        """The state after the newest run, after run ``seq``, or the newest run committed at or
+        before ``as_of`` (UTC)."""
+        log = self.run_log()
+        if seq is not None:
+            log = [p for p in log if p.seq == seq]
+        if as_of is not None:
+            when = datetime.fromisoformat(as_of) if isinstance(as_of, str) else as_of
+            when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            log = [p for p in log if p.committed_at <= when]
+        return log[-1] if log else None
+
+    def snapshot_files(self, published: Published | None = None) -> dict[str, list[str]]:
+        """Parquet files of every table as of a published run (default: the newest)."""
+        published = published or self.published()
+        out: dict[str, list[str]] = {}
+        for table in TABLES:
+            version = published.versions.get(table) if published else None
+            out[table] = [] if version is None else self.store.files(table, version)
         return out
 
-    def stage(self, sources: list[SourceFile], max_workers: int = 2,
-              progress: Callable[[str], None] | None = None) -> dict[str, int]:
-        """Hash every source, parse only contents never staged before. Returns counts."""
-        for s in sources:
-            s.content_sha256 = file_sha256(s.path)
-        todo: dict[str, SourceFile] = {}
-        for s in sources:
-            if not self.staged_path(s).exists():
-                todo.setdefault(s.content_sha256 + s.kind, s)
+    def append_run(self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict) -> Published:
+        last = self.published()
+        seq = (last.seq + 1) if last else 1
+        now = datetime.now(timezone.utc)
+        row = pa.table({"seq": [seq], "run_id": [run_id], "committed_at": [now], "mode": [mode], "reason": [reason],
+                        "versions": [json.dumps(versions, sort_keys=True)], "stats": [json.dumps(stats, sort_keys=True)]},
+                       schema=RUN_LOG_SCHEMA)
+        self.store.write(RUN_LOG, row, mode="append", run_id=run_id)
+        return Published(seq, run_id, now, mode, versions, stats)
 
-        def run(s: SourceFile) -> None:
-            try:
-                if s.kind == CSV_KIND:
-                    csv_reader.stage_csv_file(s.path, self.staged_path(s))
-                else:
-                    kernelindex_reader.stage_kernelindex_file(s.path, self.staged_path(s))
-            except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
-                csv_reader.write_quarantine_only_stage(self.staged_path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
-            if progress:
-                progress(s.source_path)
-
-        with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            # largest first, so one big file does not run alone at the end
-            list(pool.map(run, sorted(todo.values(), key=lambda s: -s.size_bytes)))
-        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo)}
-
-    # -- build + publish ------------------------------------------------------------------
-    def build_generation(self, sources: list[SourceFile], problems: list[tuple[str, str, str]]) -> tuple[Path, BuildSummary]:
-        gen = self.generations / f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        tmp = gen.with_name(f".{gen.name}.tmp")
-        # Held while the generation is built, so a concurrent run's garbage collection leaves it alone
-        # (a killed build's lock dies with its process, and the leftover is then collected).
-        building = FileLock(str(tmp) + ".lock", timeout=0)
-        spill = self.temp_dir / f"build-{gen.name}"  # DuckDB spill files: one directory per build
-        spill.mkdir(parents=True, exist_ok=True)
-        staged = {s.source_path: self.staged_path(s) for s in sources}
-        try:
-            with building:
-                summary = build_tables(sources, staged, self.empty_templates(), problems, tmp, temp_dir=spill)
-                (tmp / "summary.json").write_text(json.dumps(summary.__dict__, indent=2, sort_keys=True))
-                os.replace(tmp, gen)
-        finally:
-            shutil.rmtree(spill, ignore_errors=True)
-            Path(building.lock_file).unlink(missing_ok=True)
-        return gen, summary
-
-    def publish(self, gen: Path) -> None:
-        link = self.root / f".current.{uuid.uuid4().hex}"
-        os.symlink(os.path.relpath(gen, self.root), link)
-        os.replace(link, self.current)
-
-    def build_duckdb(self, gen: Path, before_views: Iterable[Callable[[duckdb.DuckDBPyConnection], None]] = (),
-                     after_views: Iterable[Callable[[duckdb.DuckDBPyConnection], None]] = ()) -> list[str]:
-        """Create views over ``gen``'s Parquet, run sql/views/*.sql in order, swap the file in."""
-        tmp = self.root / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
-        self.temp_dir.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(tmp), config={"temp_directory": str(self.temp_dir), "memory_limit": BUILD_MEMORY})
-        try:
-            con.execute("set enable_progress_bar = false")
-            for table in TABLES:
-                path = str((gen / f"{table}.parquet").resolve()).replace("'", "''")
-                con.execute(f"create or replace view {table} as select * from read_parquet('{path}')")
-            for hook in before_views:
-                hook(con)
-            applied = []
-            for sql_file in sorted((SQL_DIR / "views").glob("*.sql")):
-                text = sql_file.read_text()
-                con.execute(text)
-                if MATERIALIZE_MARKER in text.lower():
-                    _materialize(con, text)
-                applied.append(sql_file.name)
-            for hook in after_views:
-                hook(con)
-            con.execute("checkpoint")
-        finally:
-            con.close()
-        os.replace(tmp, self.duckdb_path)
-        return applied
-
-    def collect_garbage(self) -> list[str]:
-        """Drop old generations; the newest few stay so open read-only sessions keep working."""
-        if not self.generations.is_dir():
-            return []
-        current = self.current_generation()
-        gens = sorted(p for p in self.generations.iterdir() if p.is_dir() and not p.name.startswith("."))
-        keep = set(gens[-KEEP_GENERATIONS:]) | ({current} if current else set())
-        removed = []
-        for g in gens:
-            if g not in keep:
-                shutil.rmtree(g, ignore_errors=True)
-                removed.append(g.name)
-        for leftover in self.root.glob(".liger.duckdb.*.tmp"):
-            leftover.unlink(missing_ok=True)
-        for leftover in self.generations.glob(".*.tmp"):
-            try:  # only builds whose process is gone: a live build holds its lock
-                with FileLock(str(leftover) + ".lock", timeout=0):
-                    shutil.rmtree(leftover, ignore_errors=True)
-                Path(str(leftover) + ".lock").unlink(missing_ok=True)
-            except Timeout:
+    def restore_unpublished(self, run_id: str) -> dict[str, int]:
+        """Undo commits that no run row names (a killed run's): each such table goes back to its
+        published version in a new commit, so the next run starts from a consistent state."""
+        published = self.published()
+        restored = {}
+        for table in TABLES:
+            dt = self.store.open(table)
+            if dt is None:
                 continue
-        # Write-aside files of staging runs that were killed: never read, removed once clearly stale
-        # (staging is not under the publication lock, so a fresh one may belong to a live run).
-        stale_before = time.time() - STALE_STAGING_S
-        for pattern in (".*.tmp", ".*.src"):
-            for leftover in self.staging.glob(f"*/{pattern}"):
-                try:
-                    if leftover.stat().st_mtime < stale_before:
-                        leftover.unlink(missing_ok=True)
-                except OSError:
-                    continue
-        return removed
+            want = published.versions.get(table) if published else None
+            if want is None:
+                # Created by a killed first run: empty it (a Delta table cannot go back before version 0).
+                if dt.version() >= 0 and len(dt.file_uris()):
+                    dt.delete()
+                    restored[table] = -1
+            elif dt.version() != want:
+                dt.restore(want)
+                restored[table] = want
+        return restored
 
-
-MATERIALIZE_MARKER = "-- materialize: table"
-_VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
-
-
-def _materialize(con: duckdb.DuckDBPyConnection, text: str) -> None:
-    """A generation never changes, so an expensive view is computed once at build time and kept as a
-    table; the view keeps its name and now reads the table (warm queries stay well under a second)."""
-    match = _VIEW_NAME.search(text)
-    if match is None:
-        raise ValueError("a '-- materialize: table' file must define a view with 'create or replace view <name>'")
-    name = match.group(1)
-    con.execute(f'create or replace table "{name}__materialized" as select * from "{name}"')
-    con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')
+    def vacuum(self, retention: timedelta) -> dict[str, int]:
+        return self.store.vacuum((*TABLES, RUN_LOG), retention)

@@ -7,11 +7,12 @@ from pipeline.core import checks
 from pipeline.defs.resources import WarehouseResource
 
 
-def _generation(warehouse: WarehouseResource):
-    gen = warehouse.open().current_generation()
-    if gen is None:
-        raise dg.Failure("no published generation")
-    return gen
+def _connect(warehouse: WarehouseResource):
+    wh = warehouse.open()
+    published = wh.published()
+    if published is None:
+        raise dg.Failure("nothing published yet")
+    return checks.connect(wh, published)
 
 
 def _result(rows: list[tuple], what: str) -> dg.AssetCheckResult:
@@ -24,31 +25,31 @@ def _result(rows: list[tuple], what: str) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset="fact_measurement", description="Every measurement and dimension digest recomputes.")
 def digest_integrity(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with checks.connect(_generation(warehouse)) as con:
+    with _connect(warehouse) as con:
         return _result(checks.digest_integrity(con), "digests that do not recompute")
 
 
 @dg.asset_check(asset="fact_measurement", description="One row per measurement digest and per identity key.")
 def fact_key_unique(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with checks.connect(_generation(warehouse)) as con:
+    with _connect(warehouse) as con:
         return _result(checks.sql_check(con, "fact_key_unique"), "duplicate keys")
 
 
 @dg.asset_check(asset="fact_measurement", description="0 < p20 <= p50 <= p80 on every fact.")
 def quantile_order(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with checks.connect(_generation(warehouse)) as con:
+    with _connect(warehouse) as con:
         return _result(checks.sql_check(con, "quantile_order"), "facts out of quantile order")
 
 
 @dg.asset_check(asset="fact_measurement", description="Every dimension digest a fact names exists in its dim table.")
 def dimensions_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with checks.connect(_generation(warehouse)) as con:
+    with _connect(warehouse) as con:
         return _result(checks.sql_check(con, "dangling_dimension"), "dangling dimension digests")
 
 
 @dg.asset_check(asset="quarantine", description="Quarantined rows by reason; WARN when any input was rejected.")
 def quarantine_is_empty(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with checks.connect(_generation(warehouse)) as con:
+    with _connect(warehouse) as con:
         counts = checks.quarantine_counts(con)
     return dg.AssetCheckResult(
         passed=not counts,

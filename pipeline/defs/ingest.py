@@ -17,7 +17,6 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     Staging is a content-digest ledger: a content staged before is not parsed again, and a git
     blob extracted before is not extracted again, so re-runs cost only listing and hashing.
     """
-    wh = warehouse.open()
     git_repo = warehouse.git_repo_path()
     if git_repo is None:
         context.log.info(f"{GIT_REPO_ENV} not set: ingesting data_raw only (no git backfill)")
@@ -25,7 +24,9 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         sources, problems, history = discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
     except GitHistoryError as exc:
         raise dg.Failure(description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only.") from exc
-    counts = wh.stage(sources)
+    staging = warehouse.staging()
+    counts = staging.stage(sources)
+    staging.collect_garbage()
     context.log.info(f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged")
     git_meta = {}
     if history is not None:

@@ -1,51 +1,56 @@
-"""Normalize: staged rows + records -> fact and dimension Parquet tables, published as one generation."""
-
-
-from pathlib import Path
+"""Normalize: merge the newly staged contents into the Delta tables (one commit per changed
+table, then the run's row in warehouse_run makes them visible)."""
 
 import dagster as dg
-import pyarrow.parquet as pq
 
+from pipeline.core.merge import Merger
 from pipeline.core.warehouse import TABLES
 from pipeline.defs.resources import WarehouseResource
 
+PUBLIC_TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
+                 "dim_implementation", "source", "quarantine")
 DESCRIPTIONS = {
-    "fact_measurement": "One row per distinct measurement (digest-keyed), p20/p50/p80 in the CSV unit, four dimension digests, provenance.",
+    "fact_measurement": "One row per distinct measurement (digest-keyed): p20/p50/p80 in the CSV unit, its own dimension digests. Delta table; readers add provenance and learned dimensions (liger.duckdb).",
+    "fact_sighting": "Append-only: one row per measurement x source content that carried it (path, content sha256, upstream commit and date).",
     "dim_environment": "Execution environments (GPU hosts) keyed by digest.",
     "dim_protocol": "Benchmark protocols (timed pass, metric) keyed by digest.",
     "dim_workload": "Workloads (kernel, x point, config) keyed by digest.",
     "dim_implementation": "Implementations (kernel, provider, Liger release) keyed by digest.",
-    "source": "One row per ingested file: path, content sha256, kind, upstream commit/date, rows read/quarantined.",
+    "source": "One row per ingested file content: path, content sha256, kind, upstream commit/date, rows read/quarantined.",
     "quarantine": "Rejected rows and files: source_file, location, reason code, raw text.",
 }
 
 
-def column_schema(path: Path) -> dg.TableSchema:
-    schema = pq.read_schema(path)
+def column_schema(schema) -> dg.TableSchema:
     return dg.TableSchema(columns=[dg.TableColumn(name=f.name, type=str(f.type)) for f in schema])
 
 
 @dg.multi_asset(
-    specs=[dg.AssetSpec(t, group_name="warehouse", description=DESCRIPTIONS[t], kinds={"parquet", "duckdb"},
-                        deps=["staged_sources"]) for t in TABLES],
+    specs=[dg.AssetSpec(t, group_name="warehouse", description=DESCRIPTIONS[t], kinds={"deltalake", "duckdb"},
+                        deps=["staged_sources"]) for t in PUBLIC_TABLES],
     ins={"staged_sources": dg.AssetIn()},
 )
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
     wh = warehouse.open()
-    gen, summary = wh.build_generation(staged_sources["sources"], staged_sources["problems"])
-    with wh.lock():
-        wh.publish(gen)
-    context.log.info(f"published generation {gen.name}: {summary.facts} facts")
-    for table in TABLES:
-        path = gen / f"{table}.parquet"
+    result = Merger(wh, warehouse.staging()).run(staged_sources["sources"], staged_sources["problems"],
+                                                 run_id=context.run_id)
+    pub = result.published
+    context.log.info(f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
+                     f"published state {pub.seq if pub else None}")
+    for table in PUBLIC_TABLES:
         metadata = {
-            "dagster/row_count": summary.table_rows[table],
-            "dagster/column_schema": column_schema(path),
-            "path": dg.MetadataValue.path(str(path)),
-            "generation": gen.name,
+            "delta_table": wh.store.uri(table),
+            "delta_version": pub.versions.get(table) if pub else None,
+            "warehouse_run": pub.seq if pub else None,
+            "run_mode": result.mode,
+            "run_reason": result.reason,
         }
+        schema = wh.store.schema(table)
+        if schema is not None:
+            metadata["dagster/column_schema"] = column_schema(schema)
         if table == "fact_measurement":
-            metadata |= {"folded_records": summary.folded_records, "record_only_facts": summary.record_only_facts}
-        if table == "quarantine":
-            metadata |= {f"reason/{k}": v for k, v in summary.quarantined_by_reason.items()}
+            metadata |= {k: v for k, v in result.stats.items() if isinstance(v, int)}
         yield dg.MaterializeResult(asset_key=table, metadata=metadata)
+
+
+__all__ = ["warehouse_tables", "TABLES"]

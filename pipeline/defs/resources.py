@@ -1,12 +1,14 @@
 """The one resource: where raw inputs are read and the warehouse is written."""
 
 
+import os
 from pathlib import Path
 
 import dagster as dg
 
 from pipeline.core.git_history import git_repo_from_env
-from pipeline.core.settings import data_raw_dir, warehouse_dir
+from pipeline.core.settings import data_raw_dir, warehouse_dir, warehouse_uri
+from pipeline.core.staging_store import StagingStore
 from pipeline.core.warehouse import Warehouse
 
 
@@ -14,15 +16,27 @@ class WarehouseResource(dg.ConfigurableResource):
     """Paths default to LIGER_DATA_RAW / LIGER_WAREHOUSE, else data_raw/ and warehouse/ in the project."""
 
     data_raw: str = ""
+    # A local folder or s3://bucket/prefix; "" means env LIGER_WAREHOUSE, else warehouse/.
     warehouse: str = ""
+    # Staging, liger.duckdb and reports when `warehouse` is on S3 ("" = env LIGER_LOCAL_DIR / warehouse/).
+    local_dir: str = ""
     # Local Liger-Kernel clone to backfill from; "" means env LIGER_GIT_REPO, and unset means no backfill.
     git_repo: str = ""
 
     def data_raw_path(self) -> Path:
         return Path(self.data_raw).resolve() if self.data_raw else data_raw_dir()
 
+    def warehouse_uri(self) -> str:
+        if not self.warehouse:
+            return warehouse_uri()
+        return self.warehouse if "://" in self.warehouse else str(Path(self.warehouse).resolve())
+
     def warehouse_path(self) -> Path:
-        return Path(self.warehouse).resolve() if self.warehouse else warehouse_dir()
+        """The local folder (staging, liger.duckdb, reports)."""
+        if self.local_dir:
+            return Path(self.local_dir).resolve()
+        uri = self.warehouse_uri()
+        return Path(uri) if "://" not in uri else warehouse_dir()
 
     def git_repo_path(self) -> Path | None:
         return Path(self.git_repo).expanduser() if self.git_repo else git_repo_from_env()
@@ -31,7 +45,12 @@ class WarehouseResource(dg.ConfigurableResource):
         return self.warehouse_path() / "git_blobs"
 
     def open(self) -> Warehouse:
-        return Warehouse(self.warehouse_path())
+        # A run that finds another one committing waits this long, then fails with WarehouseBusy.
+        timeout = float(os.environ.get("LIGER_LOCK_TIMEOUT_S", "600"))
+        return Warehouse(self.warehouse_uri(), self.warehouse_path(), lock_timeout=timeout)
+
+    def staging(self) -> StagingStore:
+        return StagingStore(self.open().staging)
 
 
 def warehouse_resource() -> WarehouseResource:

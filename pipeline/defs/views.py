@@ -1,12 +1,12 @@
-"""Views: the DuckDB file with one view per sql/views/*.sql over the published generation."""
+"""Views: liger.duckdb, one view per sql/views/*.sql over the newest published warehouse state."""
 
 import dagster as dg
 import duckdb
 from pydantic import create_model
 
-from pipeline.core.duckdb_build import build_views
+from pipeline.core.duckdb_build import build_duckdb
 from pipeline.core.regression_settings import RegressionSettings
-from pipeline.core.warehouse import TABLES
+from pipeline.defs.normalize import PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold
@@ -18,30 +18,30 @@ LigerDuckdbConfig = create_model(
 )
 
 
-@dg.asset(group_name="warehouse", kinds={"duckdb"}, deps=list(TABLES))
+@dg.asset(group_name="warehouse", kinds={"duckdb"}, deps=list(PUBLIC_TABLES))
 def liger_duckdb(context: dg.AssetExecutionContext, config: LigerDuckdbConfig, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """warehouse/liger.duckdb: views over the current generation's Parquet. Opens read-only from anywhere."""
+    """warehouse/liger.duckdb: views over the newest published state of the Delta tables. Opens
+    read-only from anywhere (a warehouse on S3: through pipeline.connect())."""
     settings = RegressionSettings(**config.model_dump())
     wh = warehouse.open()
-
-    with wh.lock():
-        gen = wh.current_generation()
-        if gen is None:
-            raise dg.Failure("no published generation: materialize the warehouse tables first")
-        applied = build_views(wh, gen, settings)
-        removed = wh.collect_garbage()
+    published = wh.published()
+    if published is None:
+        raise dg.Failure("nothing published yet: materialize the warehouse tables first")
+    with wh.duckdb_lock():
+        done = build_duckdb(wh, published, settings)
     with duckdb.connect(str(wh.duckdb_path), read_only=True) as con:
         views = [r[0] for r in con.execute(
             "select view_name from duckdb_views() where not internal order by 1").fetchall()]
         rows = con.execute("select count(*) from measurements").fetchone()[0]
-    context.log.info(f"applied {len(applied)} SQL files; removed old generations: {removed}")
+    context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": rows,
             "path": dg.MetadataValue.path(str(wh.duckdb_path)),
-            "generation": gen.name,
+            "warehouse_run": published.seq,
+            "build_mode": done["mode"],
+            "refreshed": dg.MetadataValue.json(done.get("refreshed", {})),
             "views": dg.MetadataValue.json(views),
-            "sql_files": dg.MetadataValue.json(applied),
             "settings": dg.MetadataValue.json(settings.model_dump()),
         }
     )

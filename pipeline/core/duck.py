@@ -1,0 +1,50 @@
+"""The one way this project opens DuckDB: bounded memory, an explicit spill folder, UTC, and
+(for a warehouse on S3) an fsspec filesystem so `read_parquet('s3://…')` works without httpfs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from .delta_store import is_remote
+
+
+def s3_filesystem():
+    """fsspec S3 filesystem from the standard AWS variables (endpoint, keys, region)."""
+    import s3fs  # only needed for a warehouse on object storage
+
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    return s3fs.S3FileSystem(
+        key=os.environ.get("AWS_ACCESS_KEY_ID"), secret=os.environ.get("AWS_SECRET_ACCESS_KEY"),
+        token=os.environ.get("AWS_SESSION_TOKEN"),
+        client_kwargs={"endpoint_url": endpoint, "region_name": os.environ.get("AWS_REGION", "us-east-1")},
+    )
+
+
+def connect(database: str | Path = ":memory:", *, temp_dir: Path | None = None, memory_limit: str | None = None,
+            read_only: bool = False, remote_root: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    config: dict = {"preserve_insertion_order": False}
+    if temp_dir is not None:
+        temp_dir.mkdir(parents=True, exist_ok=True)
+        config["temp_directory"] = str(temp_dir)
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    if threads:
+        config["threads"] = threads
+    con = duckdb.connect(str(database), read_only=read_only, config=config)
+    con.execute("set enable_progress_bar = false")
+    # Delta stores timestamps UTC-adjusted (protocol 1/2 keeps every reader able to open the tables);
+    # UTC here makes TIMESTAMPTZ <-> TIMESTAMP conversions the identity.
+    con.execute("set TimeZone = 'UTC'")
+    if remote_root and is_remote(remote_root):
+        con.register_filesystem(s3_filesystem())
+    return con
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None):
+    """First column of the first row, with the result fully consumed (DuckDB 2 refuses new work on
+    a connection whose last result is still open)."""
+    rows = con.execute(sql, params or {}).fetchall()
+    return rows[0][0] if rows else None

@@ -1,0 +1,85 @@
+"""Content-addressed staging: each distinct input file content is parsed once into
+``<local>/staging/v1/<kind>/<sha256>.parquet`` (good rows and quarantined rows together).
+
+That folder is the content ledger: an unchanged input costs a hash, never a parse. It stays on
+local disk even when the tables live on object storage; another host simply stages again.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import duckdb
+
+from . import csv_reader, kernelindex_reader
+from .reasons import Reason
+from .sources import CSV_KIND, KERNELINDEX_KIND, SourceFile, file_sha256
+
+STALE_S = 3600  # write-aside files older than this belong to a killed run, never to a live one
+
+
+class StagingStore:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def path(self, src: SourceFile) -> Path:
+        return self.root / src.kind / f"{src.content_sha256}.parquet"
+
+    def empty_templates(self) -> dict[str, Path]:
+        """Zero-row staged files that give read_parquet a schema when no input of a kind exists."""
+        out = {}
+        for kind in (CSV_KIND, KERNELINDEX_KIND):
+            dest = self.root / f"_empty_{kind}.parquet"
+            if not dest.exists():
+                if kind == CSV_KIND:
+                    csv_reader.write_quarantine_only_stage(dest, [])
+                else:  # staging a blank bundle file gives the reader's own schema
+                    blank = self.root / f".empty-{uuid.uuid4().hex}.ndjson"
+                    blank.parent.mkdir(parents=True, exist_ok=True)
+                    blank.write_text("\n")
+                    try:
+                        kernelindex_reader.stage_kernelindex_file(blank, dest)
+                    finally:
+                        blank.unlink(missing_ok=True)
+            out[kind] = dest
+        return out
+
+    def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict[str, int]:
+        """Hash every source, parse only contents never staged before. Returns counts."""
+        for s in sources:
+            s.content_sha256 = file_sha256(s.path)
+        todo: dict[str, SourceFile] = {}
+        for s in sources:
+            if not self.path(s).exists():
+                todo.setdefault(s.content_sha256 + s.kind, s)
+
+        def run(s: SourceFile) -> None:
+            try:
+                if s.kind == CSV_KIND:
+                    csv_reader.stage_csv_file(s.path, self.path(s))
+                else:
+                    kernelindex_reader.stage_kernelindex_file(s.path, self.path(s))
+            except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
+                csv_reader.write_quarantine_only_stage(self.path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
+
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:
+            # largest first, so one big file does not run alone at the end
+            list(pool.map(run, sorted(todo.values(), key=lambda s: -s.size_bytes)))
+        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo)}
+
+    def collect_garbage(self) -> int:
+        """Remove write-aside files of staging runs that were killed, once clearly stale
+        (staging runs outside the run lock, so a fresh one may belong to a live run)."""
+        stale_before, removed = time.time() - STALE_S, 0
+        for pattern in (".*.tmp", ".*.src"):
+            for leftover in self.root.glob(f"*/{pattern}"):
+                try:
+                    if leftover.stat().st_mtime < stale_before:
+                        leftover.unlink(missing_ok=True)
+                        removed += 1
+                except OSError:
+                    continue
+        return removed

@@ -1,0 +1,82 @@
+-- fact_measurement as readers see it: the Delta table's facts, plus what is derived when read.
+-- * Provenance from fact_sighting: source_count, first/last seen commit and date (CSV snapshots
+--   with a commit date), in_upstream_head (any carrying source is in upstream's HEAD today).
+-- * Learned dimensions: a CSV fact with no record of its own takes the environment learned for
+--   its GPU, and (ms rows only) the protocol learned for its pass and GPU.
+-- * Timestamps as UTC wall-clock TIMESTAMPs, whatever the session's time zone.
+create or replace view fact_measurement as
+with sighting_source as (
+    select
+        g.measurement_digest,
+        g.source_path,
+        g.upstream_commit,
+        g.committed_at,
+        s.in_upstream_head
+    from delta_fact_sighting as g
+    left join delta_source as s
+        on g.source_path = s.source_path
+        and g.content_sha256 = s.content_sha256
+),
+
+provenance as (
+    select
+        measurement_digest,
+        count(distinct source_path) as source_count,
+        min(committed_at) as first_seen_at,
+        arg_min(upstream_commit, strftime(committed_at, '%Y-%m-%dT%H:%M:%S.%f') || source_path)
+            filter (where committed_at is not null) as first_seen_commit,
+        max(committed_at) as last_seen_at,
+        arg_max(upstream_commit, strftime(committed_at, '%Y-%m-%dT%H:%M:%S.%f') || source_path)
+            filter (where committed_at is not null) as last_seen_commit,
+        bool_or(in_upstream_head) as in_upstream_head
+    from sighting_source
+    group by measurement_digest
+),
+
+learned_environment as (
+    select gpu_name, digest from delta_learned_dimension where dimension = 'environment'
+),
+
+learned_protocol as (
+    select gpu_name, kernel_operation_mode, digest from delta_learned_dimension where dimension = 'protocol'
+)
+
+select
+    f.measurement_digest,
+    f.kernel_name,
+    f.kernel_provider,
+    f.kernel_operation_mode,
+    f.metric_name,
+    f.metric_unit,
+    f.gpu_name,
+    f.x_name,
+    f.x_label,
+    f.x_value,
+    f.extra_config,
+    f.liger_version,
+    timezone('UTC', f.observed_at) as observed_at,
+    f.p20,
+    f.p50,
+    f.p80,
+    case when f.origin = 'csv' then coalesce(le.digest, f.environment_digest) else f.environment_digest end
+        as environment_digest,
+    case
+        when f.origin = 'csv' and f.metric_unit = 'ms' then coalesce(lp.digest, f.protocol_digest)
+        else f.protocol_digest
+    end as protocol_digest,
+    f.workload_digest,
+    f.implementation_digest,
+    coalesce(p.source_count, 0) as source_count,
+    f.origin,
+    p.first_seen_commit,
+    timezone('UTC', p.first_seen_at) as first_seen_at,
+    p.last_seen_commit,
+    timezone('UTC', p.last_seen_at) as last_seen_at,
+    p.in_upstream_head,
+    f.run_seq
+from delta_fact_measurement as f
+left join provenance as p on f.measurement_digest = p.measurement_digest
+left join learned_environment as le on f.gpu_name = le.gpu_name
+left join learned_protocol as lp
+    on f.gpu_name = lp.gpu_name
+    and f.kernel_operation_mode = lp.kernel_operation_mode;
