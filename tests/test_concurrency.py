@@ -44,11 +44,11 @@ def test_two_runs_at_once_serialize_and_readers_keep_working(tmp_path: Path) -> 
 
     logs = [(tmp_path / f"run{i}.log").read_text(errors="replace") for i in range(2)]
     for code, text in zip(codes, logs):
-        # Both build side by side; publication is serialized by the warehouse lock (one waits).
+        # One commits first; the other waits for the run lock, then finds nothing new.
         assert code == 0, text[-3000:]
     assert not errors, errors
     assert len(seen) > 10 and set(seen) == {single}
-    # The reader's old connection still works after both runs (old generations are kept).
+    # The reader's old connection still works after both runs (old table files are kept until vacuum).
     assert rs.snapshot(reader) == single
     reader.close()
     # The warehouse equals a single run's, and a fresh reader sees it.
@@ -58,51 +58,39 @@ def test_two_runs_at_once_serialize_and_readers_keep_working(tmp_path: Path) -> 
 
 
 def test_run_that_cannot_get_the_lock_fails_clearly_and_changes_nothing(tmp_path: Path) -> None:
+    from pipeline.core.warehouse import Warehouse
+
     wh, home, log = tmp_path / "wh", tmp_path / "home", tmp_path / "run.log"
     old_raw = rs.small_data_raw(tmp_path / "raw_old", n_csv=1, kernelindex=False)
     assert rs.run(rs.run_env(old_raw, wh, home), log) == 0
     before = rs.facts(wh / "liger.duckdb")
-    current = (wh / "current").resolve()
+    versions = Warehouse(wh).published().versions
     new_raw = rs.small_data_raw(tmp_path / "raw_new", n_csv=2, kernelindex=False)
     env = rs.run_env(new_raw, wh, home, LIGER_LOCK_TIMEOUT_S="1")
-    with FileLock(str(wh / ".lock")):  # another run is publishing
+    with FileLock(str(wh / ".lock")):  # another run is committing
         code = rs.run(env, log)
     text = log.read_text(errors="replace")
     assert code != 0
     assert "another run holds the warehouse lock" in text and "the warehouse is unchanged" in text, text[-3000:]
     assert rs.facts(wh / "liger.duckdb") == before
-    assert (wh / "current").resolve() == current
-
-
-def test_garbage_collection_spares_a_live_build_and_removes_a_dead_one(tmp_path: Path) -> None:
-    from pipeline.core.warehouse import Warehouse
-
-    wh = Warehouse(tmp_path / "wh")
-    live, dead = wh.generations / ".20990101T000000-live.tmp", wh.generations / ".20990101T000000-dead.tmp"
-    for d in (live, dead):
-        d.mkdir(parents=True)
-        (d / "fact_measurement.parquet").write_bytes(b"partial")
-    with FileLock(str(live) + ".lock"):  # a concurrent run is still writing this generation
-        wh.collect_garbage()
-        assert live.exists() and not dead.exists()
-    wh.collect_garbage()  # its process is gone: now it is a leftover
-    assert not live.exists()
+    after = Warehouse(wh)
+    assert after.published().versions == versions
+    assert {t: after.store.version(t) for t in versions} == versions  # not even an unpublished commit
 
 
 def test_stale_staging_leftovers_of_killed_runs_are_removed(tmp_path):
     import os
     import time as _time
 
-    from pipeline.core.warehouse import STALE_STAGING_S, Warehouse
+    from pipeline.core.staging_store import STALE_S, StagingStore
 
-    wh = Warehouse(tmp_path / "warehouse")
-    kind_dir = wh.staging / "liger_csv"
+    store = StagingStore(tmp_path / "staging")
+    kind_dir = store.root / "liger_csv"
     kind_dir.mkdir(parents=True)
-    (wh.generations).mkdir(parents=True)
     stale, fresh = kind_dir / ".abc.parquet.1.tmp", kind_dir / ".def.parquet.2.tmp"
     stale.write_text("x")
     fresh.write_text("y")
-    old = _time.time() - STALE_STAGING_S - 10
+    old = _time.time() - STALE_S - 10
     os.utime(stale, (old, old))
-    wh.collect_garbage()
+    assert store.collect_garbage() == 1
     assert not stale.exists() and fresh.exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,10 @@ import dagster as dg
 import duckdb
 import pytest
 
+from pipeline.core import checks
 from pipeline.core.git_history import GitHistoryError, read_history
+from pipeline.core.merge import Merger
+from pipeline.core.staging_store import StagingStore
 from pipeline.core.sources import discover_all
 from pipeline.core.warehouse import Warehouse
 from pipeline.defs.ingest import staged_sources
@@ -74,18 +78,22 @@ def q(db: Path, sql: str, params=None):
 
 
 def build(base: Base, repo: Path | None, data_raw: Path | None = None):
-    """Core build (no publish) on the base warehouse's staging; returns (facts by digest, sources, counts, history)."""
-    wh = Warehouse(base.warehouse)
-    sources, problems, history = discover_all(data_raw or base.data_raw, repo, base.warehouse / "git_blobs")
-    counts = wh.stage(sources)
-    gen, _ = wh.build_generation(sources, problems)
-    cols = ", ".join(FACT_COLS)
-    with duckdb.connect() as con:
-        facts = {r[0]: dict(zip(FACT_COLS, r)) for r in con.execute(
-            f"select {cols} from read_parquet($p)", {"p": str(gen / "fact_measurement.parquet")}).fetchall()}
-        src = con.execute("select source_path, upstream_path, upstream_commit, in_upstream_head, content_sha256 "
-                          "from read_parquet($p)", {"p": str(gen / "source.parquet")}).fetchall()
-    shutil.rmtree(gen)
+    """A full build into a throwaway warehouse that reuses the base warehouse's staging; returns
+    (facts by digest, sources, counts, history)."""
+    scratch = Path(tempfile.mkdtemp(dir=base.warehouse.parent))
+    try:
+        wh = Warehouse(scratch)
+        staging = StagingStore(Warehouse(base.warehouse).staging)
+        sources, problems, history = discover_all(data_raw or base.data_raw, repo, base.warehouse / "git_blobs")
+        counts = staging.stage(sources)
+        Merger(wh, staging).run(sources, problems)
+        cols = ", ".join(FACT_COLS)
+        with checks.connect(wh) as con:
+            facts = {r[0]: dict(zip(FACT_COLS, r)) for r in con.execute(f"select {cols} from fact_measurement").fetchall()}
+            src = con.execute("select source_path, upstream_path, upstream_commit, in_upstream_head, content_sha256 "
+                              "from source").fetchall()
+    finally:
+        shutil.rmtree(scratch)
     return facts, src, counts, history
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import unquote
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
@@ -72,7 +73,8 @@ class DeltaStore:
     def files(self, table: str, version: int | None = None) -> list[str]:
         """Parquet files of one snapshot (latest, or ``version``), as absolute paths or URIs."""
         dt = self.open(table, version)
-        return [] if dt is None else sorted(dt.file_uris())
+        # delta-rs percent-encodes the URIs it lists ("my%20dir"); DuckDB and fsspec want the path.
+        return [] if dt is None else sorted(unquote(u) for u in dt.file_uris())
 
     def schema(self, table: str) -> pa.Schema | None:
         dt = self.open(table)

@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import duck
+from . import duck, failpoints
 from .change_points import build_change_points
 from .merge import SCHEMAS
 from .regression_settings import RegressionSettings, write_settings_table
@@ -142,6 +142,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
         con.execute("checkpoint")
+        failpoints.pause("duckdb_built_aside")
     except BaseException:
         con.close()
         tmp.unlink(missing_ok=True)

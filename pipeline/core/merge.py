@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import duck, normalize
+from . import duck, failpoints, normalize
 from .settings import BUILD_MEMORY
 from .sources import SourceFile
 from .staging_store import StagingStore
@@ -141,7 +141,9 @@ class Merger:
 
     def _write(self, con, table: str, sql: str, mode: str, run_id: str, params: dict) -> int:
         reader = con.sql(sql, params=params or None).to_arrow_reader(ROWS_PER_BATCH)
-        return self.wh.store.write(table, reader.cast(SCHEMAS[table]), mode=mode, run_id=run_id)
+        version = self.wh.store.write(table, reader.cast(SCHEMAS[table]), mode=mode, run_id=run_id)
+        failpoints.pause(f"committed_{table}")
+        return version
 
     def _count(self, con, sql: str, params: dict | None = None) -> int:
         return duck.scalar(con, f"select count(*) from ({sql})", params)
@@ -239,6 +241,7 @@ class Merger:
                                           params if "$seq" in BATCH_ROWS[table] else {})
         stats |= self._batch_stats(con)
         stats["facts_inserted"] = stats["batch_facts"]
+        failpoints.pause("tables_committed")
         published = self.wh.append_run(run_id, "full", reason, versions, stats)
         return RunResult("full", reason, published, stats)
 
@@ -303,6 +306,7 @@ class Merger:
             if self.wh.store.compact(table, run_id=run_id, min_files=COMPACT_MIN_FILES):
                 versions[table] = self.wh.store.version(table)
                 stats.setdefault("compacted", []).append(table)
+        failpoints.pause("tables_committed")
         published = self.wh.append_run(run_id, "incremental", f"{len(batch)} new source content(s)", versions, stats)
         if stats.get("compacted"):
             stats["vacuumed_files"] = self.wh.vacuum(RETENTION)

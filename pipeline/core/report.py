@@ -27,6 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from . import duck
+
 __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS"]
 
 FLAGGED_VERDICTS = ("regression", "improvement", "drift")
@@ -225,12 +227,12 @@ code{background:#f6f6f6;padding:1px 3px}
 """
 
 
-def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike) -> dict:
+def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike, remote_root: str | None = None) -> dict:
     """Write ``regressions.html`` and ``regressions.md`` (+ ``plots/*.png``) into ``out_dir``."""
     db_path = Path(db_path)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
         sweeps = _records(con, "select * from sweep_regressions")
         newest = con.execute(
             "select liger_version from liger_versions where is_newest limit 1"

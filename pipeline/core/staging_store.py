@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import csv_reader, kernelindex_reader
+from . import csv_reader, failpoints, kernelindex_reader
 from .reasons import Reason
 from .sources import CSV_KIND, KERNELINDEX_KIND, SourceFile, file_sha256
 
@@ -57,6 +57,7 @@ class StagingStore:
                 todo.setdefault(s.content_sha256 + s.kind, s)
 
         def run(s: SourceFile) -> None:
+            failpoints.pause("staging")
             try:
                 if s.kind == CSV_KIND:
                     csv_reader.stage_csv_file(s.path, self.path(s))

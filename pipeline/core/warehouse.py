@@ -170,6 +170,10 @@ class Warehouse:
         self.local.mkdir(parents=True, exist_ok=True)
         return WarehouseLock(str(self.local / ".lock"), timeout=timeout)
 
+    def open_duckdb(self):
+        """liger.duckdb read-only, able to read the tables wherever they live."""
+        return connect(self.duckdb_path, read_only=True, remote_root=self.root_uri)
+
     def duckdb_lock(self) -> FileLock:
         """Serializes updates of the local liger.duckdb (copy, apply, rename)."""
         self.local.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ def column_schema(schema) -> dg.TableSchema:
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
     wh = warehouse.open()
     result = Merger(wh, warehouse.staging()).run(staged_sources["sources"], staged_sources["problems"],
-                                                 run_id=context.run_id)
+                                                 run_id=context.run.run_id)
     pub = result.published
     context.log.info(f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
                      f"published state {pub.seq if pub else None}")

@@ -2,7 +2,6 @@
 
 
 import dagster as dg
-import duckdb
 
 from pipeline.core.report import write_report
 from pipeline.defs.resources import WarehouseResource
@@ -30,7 +29,7 @@ def regression_report(
 ) -> dg.MaterializeResult:
     root = warehouse.warehouse_path()
     out_dir = root / "reports"
-    summary = write_report(root / "liger.duckdb", out_dir)
+    summary = write_report(root / "liger.duckdb", out_dir, remote_root=warehouse.warehouse_uri())
     context.log.info(
         f"{summary['regressions']} regressed sweeps, {summary['plots']} plots -> {out_dir}"
     )
@@ -47,8 +46,7 @@ def regression_report(
     description="WARN when any liger sweep regressed in the newest measured Liger version.",
 )
 def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    db_path = warehouse.warehouse_path() / "liger.duckdb"
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with warehouse.open().open_duckdb() as con:
         newest = con.execute("select liger_version from liger_versions where is_newest").fetchall()
         cur = con.execute(_NEWEST_REGRESSIONS_SQL)
         cols = [d[0] for d in cur.description]

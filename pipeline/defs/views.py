@@ -1,7 +1,6 @@
 """Views: liger.duckdb, one view per sql/views/*.sql over the newest published warehouse state."""
 
 import dagster as dg
-import duckdb
 from pydantic import create_model
 
 from pipeline.core.duckdb_build import build_duckdb
@@ -29,7 +28,7 @@ def liger_duckdb(context: dg.AssetExecutionContext, config: LigerDuckdbConfig, w
         raise dg.Failure("nothing published yet: materialize the warehouse tables first")
     with wh.duckdb_lock():
         done = build_duckdb(wh, published, settings)
-    with duckdb.connect(str(wh.duckdb_path), read_only=True) as con:
+    with wh.open_duckdb() as con:
         views = [r[0] for r in con.execute(
             "select view_name from duckdb_views() where not internal order by 1").fetchall()]
         rows = con.execute("select count(*) from measurements").fetchone()[0]

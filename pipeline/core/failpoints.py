@@ -1,0 +1,24 @@
+"""Named pause points, so crash tests can kill a real run at an exact place.
+
+``LIGER_FAILPOINT=<name>:<seconds>`` makes the run sleep that long when it reaches ``<name>``
+(and write ``<name>`` to ``LIGER_FAILPOINT_FILE`` first, so the test knows it got there). Unset,
+a pause point costs one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def pause(name: str) -> None:
+    spec = os.environ.get("LIGER_FAILPOINT")
+    if not spec:
+        return
+    point, _, seconds = spec.rpartition(":")
+    if point != name:
+        return
+    if marker := os.environ.get("LIGER_FAILPOINT_FILE"):
+        Path(marker).write_text(name)
+    time.sleep(float(seconds))
