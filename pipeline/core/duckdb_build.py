@@ -107,7 +107,10 @@ def _state(con) -> dict:
 
 def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None,
                  *, force_full: bool = False) -> dict:
-    """Bring liger.duckdb to ``published``; returns what was done."""
+    """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
+    so a file being built aside here belongs to a killed build and goes."""
+    for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
+        leftover.unlink(missing_ok=True)
     settings = settings or RegressionSettings()
     target = {"seq": published.seq, "sql": sql_hash(), "settings": settings.model_dump(mode="json")}
     final = wh.duckdb_path
