@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from pipeline.core.git_history import GitHistoryError, read_history
-from pipeline.core.sources import discover_all
+from pipeline.core.discovery import discover_all
 from pipeline.core.warehouse import Warehouse
 from pipeline.defs.ingest import staged_sources
 from pipeline.defs.normalize import warehouse_tables

@@ -17,22 +17,54 @@ MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 
 
+# Environment variables: read here and nowhere else, when asked (never at import), so a process or a
+# test that sets one after importing the pipeline is still obeyed.
+DATA_RAW_ENV = "LIGER_DATA_RAW"
+WAREHOUSE_ENV = "LIGER_WAREHOUSE"
+GIT_REPO_ENV = "LIGER_GIT_REPO"
+READER_MEMORY_ENV = "LIGER_READER_MEMORY"
+BUILD_MEMORY_ENV = "LIGER_BUILD_MEMORY"
+LOCK_TIMEOUT_ENV = "LIGER_LOCK_TIMEOUT_S"
+
+
 def data_raw_dir() -> Path:
-    return Path(os.environ.get("LIGER_DATA_RAW", PROJECT_ROOT / "data_raw")).resolve()
+    return Path(os.environ.get(DATA_RAW_ENV, PROJECT_ROOT / "data_raw")).resolve()
 
 
 def warehouse_dir() -> Path:
-    return Path(os.environ.get("LIGER_WAREHOUSE", PROJECT_ROOT / "warehouse")).resolve()
+    return Path(os.environ.get(WAREHOUSE_ENV, PROJECT_ROOT / "warehouse")).resolve()
 
 
 def duckdb_path() -> Path:
     return warehouse_dir() / "liger.duckdb"
 
 
+def git_repo_dir() -> Path | None:
+    """A local Liger-Kernel clone to backfill from; None (no backfill) when unset or blank."""
+    value = os.environ.get(GIT_REPO_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 # DuckDB memory per connection. Two readers run at once and one build after them, so the
 # process stays under ~4 GB at 10 M rows; beyond the limit DuckDB spills to disk.
-READER_MEMORY = os.environ.get("LIGER_READER_MEMORY", "1500MB")
-BUILD_MEMORY = os.environ.get("LIGER_BUILD_MEMORY", "3GB")
+def reader_memory() -> str:
+    return os.environ.get(READER_MEMORY_ENV, "1500MB")
+
+
+def build_memory() -> str:
+    return os.environ.get(BUILD_MEMORY_ENV, "3GB")
+
+
+def lock_timeout_s() -> float:
+    """How long a run waits for the warehouse publication lock before it gives up."""
+    return float(os.environ.get(LOCK_TIMEOUT_ENV, "600"))
+
+
+def __getattr__(name: str):
+    # Older callers import the memory setting as a constant; build_memory() is the way to read it.
+    if name == "BUILD_MEMORY":
+        return build_memory()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def duckdb_config(temp_dir: Path, memory_limit: str) -> dict:

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipeline.core.git_history import git_repo_from_env
-from pipeline.core.settings import data_raw_dir, warehouse_dir
+from pipeline.core.settings import data_raw_dir, git_repo_dir, warehouse_dir
 from pipeline.core.warehouse import Warehouse
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Paths default to LIGER_DATA_RAW / LIGER_WAREHOUSE, else data_raw/ and warehouse/ in the project."""
+    """Explicit fields win; an empty field falls back to the environment, read in pipeline.core.settings
+    (LIGER_DATA_RAW / LIGER_WAREHOUSE / LIGER_GIT_REPO, else data_raw/ and warehouse/ in the project)."""
 
     data_raw: str = ""
     warehouse: str = ""
@@ -25,7 +25,7 @@ class WarehouseResource(dg.ConfigurableResource):
         return Path(self.warehouse).resolve() if self.warehouse else warehouse_dir()
 
     def git_repo_path(self) -> Path | None:
-        return Path(self.git_repo).expanduser() if self.git_repo else git_repo_from_env()
+        return Path(self.git_repo).expanduser() if self.git_repo else git_repo_dir()
 
     def git_blob_cache(self) -> Path:
         return self.warehouse_path() / "git_blobs"
