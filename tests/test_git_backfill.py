@@ -1,4 +1,4 @@
-"""Backfill from upstream git history (issue 4): a test clone built from the shipped history (data_raw/liger_csv = ../shared/data/liger_csv_history).
+"""Backfill from upstream git history: a test clone built from the shipped history in data_raw/liger_csv.
 
 One Dagster materialize of the full 40-snapshot history (module fixture); the scenarios (new
 commit, rename, deleted rows, empty commit, no data) clone that repo, add commits and rebuild with
