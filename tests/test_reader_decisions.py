@@ -1,4 +1,4 @@
-"""Decisions the readers make on their own, checked on files staged by the real readers: timestamps are
+"""Decisions the readers and source discovery make on their own, checked on real files: timestamps are
 normalized to UTC (no zone = UTC), a config is identified by its canonical JSON, and a run is valid
 exactly when the pydantic model says so."""
 
@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import datetime
 
 import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
 from pipeline.core.csv_reader import stage_csv_file
+from pipeline.core.discovery import discover
 from pipeline.core.digests import measurement_digest
 from pipeline.core.kernelindex_reader import stage_kernelindex_file
 from pipeline.core.models import Bundle
@@ -54,6 +56,22 @@ def test_zoned_record_timestamp_is_normalized_to_utc(tmp_path):
     bundle["run"]["spec"]["observedAt"] = "2026-05-01T12:00:00+02:00"
     (rec,) = staged(tmp_path, "zoned.ndjson", json.dumps(bundle) + "\n")
     assert rec["reason"] is None and rec["observed_at_text"] == "2026-05-01 10:00:00"
+
+
+def test_snapshot_commit_dates_are_normalized_to_utc(tmp_path):
+    csv_dir = tmp_path / "liger_csv"
+    csv_dir.mkdir()
+    dates = {"zoned.csv": "2024-09-03T17:00:00+02:00", "plain.csv": "2024-09-03T15:30:00", "z.csv": "2024-09-03T14:00:00Z",
+             "unreadable.csv": "yesterday"}
+    for name in dates:
+        (csv_dir / name).write_text(HEADER + "\n" + row() + "\n")
+    (csv_dir / "SNAPSHOTS.tsv").write_text("file\tupstream_path\tupstream_commit\tcommitted_at\n" + "".join(
+        f"{name}\tbenchmark/data/{name}\t{i:040x}\t{when}\n" for i, (name, when) in enumerate(dates.items())))
+    sources, problems = discover(tmp_path)
+    assert not problems
+    assert {s.source_path: s.committed_at for s in sources} == {
+        "liger_csv/zoned.csv": datetime(2024, 9, 3, 15, 0), "liger_csv/plain.csv": datetime(2024, 9, 3, 15, 30),
+        "liger_csv/z.csv": datetime(2024, 9, 3, 14, 0), "liger_csv/unreadable.csv": None}
 
 
 def _set(path: str, value):
