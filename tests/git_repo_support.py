@@ -1,4 +1,4 @@
-"""Build a small Liger-Kernel-like git repo from the shipped history (data_raw/liger_csv = ../shared/data/liger_csv_history) (not a conftest: import explicitly).
+"""Build a small Liger-Kernel-like git repo from the shipped history in data_raw/liger_csv (not a conftest: import explicitly).
 
 Each upstream commit in SNAPSHOTS.tsv becomes one test commit, in date order, with its
 snapshot(s) written at their upstream paths and GIT_AUTHOR_DATE/GIT_COMMITTER_DATE set to the
@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-HISTORY = Path(os.environ.get("LIGER_CSV_HISTORY", REPO_ROOT / "data_raw" / "liger_csv"))  # the shipped copy of the shared history
+HISTORY = Path(os.environ.get("LIGER_CSV_HISTORY", REPO_ROOT / "data_raw" / "liger_csv"))  # the shipped snapshots
 
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:

@@ -50,17 +50,6 @@ select distinct on (
 from src
 """
 
-REGRESSION_VIEWS = (
-    "liger_versions",
-    "series_versions",
-    "version_changes",
-    "noise_floor",
-    "reference_measurements",
-    "regressions",
-    "sweep_regressions",
-)
-
-
 REGRESSION_SQL_FILES = (
     "10_liger_versions.sql",
     "15_series_versions.sql",

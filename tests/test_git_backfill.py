@@ -1,4 +1,4 @@
-"""Backfill from upstream git history (issue 4): a test clone built from the shipped history (data_raw/liger_csv = ../shared/data/liger_csv_history).
+"""Backfill from upstream git history: a test clone built from the shipped history in data_raw/liger_csv.
 
 One Dagster materialize of the full 40-snapshot history (module fixture); the scenarios (new
 commit, rename, deleted rows, empty commit, no data) clone that repo, add commits and rebuild with
@@ -20,9 +20,9 @@ import pytest
 
 from pipeline.core import checks
 from pipeline.core.git_history import GitHistoryError, read_history
+from pipeline.core.discovery import discover_all
 from pipeline.core.merge import Merger
 from pipeline.core.staging_store import StagingStore
-from pipeline.core.sources import discover_all
 from pipeline.core.warehouse import Warehouse
 from pipeline.defs.ingest import staged_sources
 from pipeline.defs.normalize import warehouse_tables

@@ -1,8 +1,9 @@
-"""Hostile data: paths that escape data_raw, values that look like SQL, a Dagster UI bound to
-localhost, and inputs sized to exhaust memory (each must end as a quarantine reason)."""
+"""Hostile data: paths that escape data_raw, values that look like SQL, and inputs sized to exhaust
+memory (each must end as a quarantine reason). The loopback-only Dagster UI is tested in test_dagster_dev.py."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.reasons import Reason
-from pipeline.core.sources import discover
+from pipeline.core.discovery import discover
 from tests import robustness_support as rs
 from tests.robustness_support import HEADER, row
 
@@ -60,28 +61,136 @@ def test_sql_looking_values_and_paths_flow_through_as_data(tmp_path):
         assert re.fullmatch(r"(_empty_\w+|[0-9a-f]{64})\.parquet", staged.name)
 
 
-def test_dagster_ui_binds_localhost():
-    make = (REPO / "Makefile").read_text()
-    dev = re.search(r"^dev:.*?(?=^\S|\Z)", make, re.S | re.M).group(0)
-    assert "--host 127.0.0.1" in dev
-    assert "0.0.0.0" not in make and "0.0.0.0" not in (REPO / "dagster.yaml").read_text()
+# -- SQL text: what code may paste into it ---------------------------------------------------------------
+SQL_METHODS = {"execute", "executemany", "sql", "query"}
+
+# Every expression pipeline code interpolates into SQL text (f-string, `+`, `%` or `.format`), per module.
+# Each is code-made, never data: a constant, an int(), a column list or expression built from fixed or
+# quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
+# parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
+ALLOWED_INTERPOLATIONS = {
+    "pipeline/core/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim"},
+    "pipeline/core/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
+    "pipeline/core/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
+    "pipeline/core/normalize.py": {"int(threads)", "gpu_slug", "env_slug", "QUANTILE_TOLERANCE", "digest_expr", "cols",
+                                   "target"},
+    "pipeline/core/regression_settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+    "pipeline/core/warehouse.py": {"table", "path", "name"},
+}
 
 
-def test_readers_paste_no_data_values_into_sql():
-    """The readers are where raw data meets SQL: values reach it only as bind parameters or registered
-    Arrow tables. Their f-string SQL may interpolate only code constants, quoted header identifiers
-    and our own escaped temp paths; this lists every interpolation allowed."""
-    allowed = re.compile(
-        r"\{(Reason\.\w+|RAW_PREVIEW_CHARS|QUANTILE_TOLERANCE|digest|digest_expr|empty|raw_expr|x_label|loc_prefix|"
-        r"cols|sql|target|table|path|gpu_slug|env_slug|_sql_path\(tmp\)|str\(tmp\)\.replace\(\"'\", \"''\"\)|"
-        r"int\(threads\)|p|c|alias|parts|[A-Z_]+)\}")
-    offenders = []
-    for path in [REPO / "pipeline" / "core" / n for n in ("csv_reader.py", "kernelindex_reader.py", "staging.py")]:
-        for m in re.finditer(r'execute\(\s*f("""|")(.*?)\1', path.read_text(), re.S):
-            for field in re.findall(r"\{[^{}]*\}", m.group(2)):
-                if not allowed.fullmatch(field):
-                    offenders.append((path.name, field))
+def _pieces(node: ast.expr, assigned: dict[str, list[ast.expr]], seen: frozenset = frozenset()):
+    """The non-literal parts of a SQL text expression, following names assigned in the same function."""
+    if isinstance(node, ast.Constant):
+        return
+    if isinstance(node, ast.JoinedStr):
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                yield v.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        for side in (node.left, node.right):
+            yield from (_pieces(side, assigned, seen) if isinstance(side, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Name))
+                        else [side])
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        yield from node.args
+        yield from (k.value for k in node.keywords)
+    elif isinstance(node, ast.Name) and node.id in assigned and node.id not in seen:
+        for value in assigned[node.id]:
+            yield from _pieces(value, assigned, seen | {node.id})
+    elif isinstance(node, ast.Name):
+        yield node
+
+
+def _sql_arg(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
+    if len(call.args) > index:
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def sql_interpolations(source: str) -> list[tuple[int, str]]:
+    """(line, expression) for everything pasted into SQL text. A module-private function (``_name``, or a
+    lambda bound to a local name) that pastes one of its own parameters into SQL is a SQL sink: its
+    callers' arguments are checked instead."""
+    tree = ast.parse(source)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    lambda_names = {id(n.value): n.targets[0].id for n in ast.walk(tree)
+                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda) and isinstance(n.targets[0], ast.Name)}
+    owner: dict[int, ast.AST] = {}  # each call -> its innermost enclosing function (ast.walk goes outside in)
+    for fn in [tree, *functions]:
+        for c in ast.walk(fn):
+            if isinstance(c, ast.Call):
+                owner[id(c)] = fn
+
+    def assignments(node) -> dict[str, list[ast.expr]]:
+        out: dict[str, list[ast.expr]] = {}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        out.setdefault(t.id, []).append(n.value)
+        return out
+
+    module_names = {k: v for k, v in assignments(tree).items()
+                    if any(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k
+                           for n in tree.body)}
+    sinks = {name: (0, "query") for name in SQL_METHODS}  # callee name -> (SQL argument index, keyword)
+    found: list[tuple[int, str]] = []
+    for _ in range(3):  # sinks found in one pass make more calls checkable in the next
+        found = []
+        for fn in [tree, *functions]:
+            assigned = module_names if fn is tree else {**module_names, **assignments(fn)}
+            params = [] if fn is tree else [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            name = lambda_names.get(id(fn)) if isinstance(fn, ast.Lambda) else getattr(fn, "name", None)
+            private = isinstance(fn, ast.Lambda) or (name or "").startswith("_")
+            for call in ast.walk(fn):
+                if not isinstance(call, ast.Call) or owner[id(call)] is not fn:
+                    continue
+                callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+                if callee not in sinks:
+                    continue
+                arg = _sql_arg(call, *sinks[callee])
+                for piece in _pieces(arg, assigned) if arg is not None else ():
+                    if isinstance(piece, ast.Name) and piece.id in params and private and name:
+                        offset = 1 if params[:1] == ["self"] else 0
+                        sinks.setdefault(name, (params.index(piece.id) - offset, piece.id))
+                    else:
+                        found.append((call.lineno, ast.unparse(piece)))
+    return sorted(set(found))
+
+
+def _offenders(module: str, found: list[tuple[int, str]]) -> list[tuple[str, int, str]]:
+    allowed = ALLOWED_INTERPOLATIONS.get(module, set()) | {f"Reason.{m}" for m in Reason.__members__}
+    return [(module, line, expr) for line, expr in found if expr not in allowed]
+
+
+def test_sql_scanner_catches_pasted_values():
+    snippet = """
+def load(con, value, n):
+    con.execute(f"select * from t where x = '{value}'")
+    con.execute("select * from t where x = '" + value + "'")
+    con.sql("select %s" % n)
+    text = "select * from t where y = {}".format(value)
+    con.execute(text)
+    _helper(con, f"insert into t values ('{value}')")
+
+def _helper(con, sql):
+    con.execute(f"copy ({sql}) to 'x.parquet'")
+"""
+    found = sql_interpolations(snippet)
+    assert found == [(3, "value"), (4, "value"), (5, "n"), (7, "value"), (8, "value")]
+    assert _offenders("pipeline/core/csv_reader.py", found) == [("pipeline/core/csv_reader.py", *f) for f in found]
+
+
+def test_pipeline_pastes_no_data_values_into_sql():
+    """Every pipeline module is scanned; each module's allow-list must match what it really pastes."""
+    offenders, unused = [], []
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        module = path.relative_to(REPO).as_posix()
+        found = sql_interpolations(path.read_text())
+        offenders += _offenders(module, found)
+        unused += [(module, e) for e in ALLOWED_INTERPOLATIONS.get(module, set()) - {e for _, e in found}]
     assert not offenders, offenders
+    assert not unused, f"allow-list entries that match nothing (remove them): {unused}"
 
 
 # -- sizes meant to exhaust memory: staged in a subprocess whose peak RSS we read ----------------------

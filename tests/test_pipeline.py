@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import csv
 import json
-import os
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 
-from .conftest import PROJECT, SAMPLE_RECORD, copy_data_raw, materialize
+from .conftest import DATA_RAW, PROJECT, SAMPLE_RECORD, copy_data_raw, materialize
 
 SAMPLE_ROW = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
                   kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",
@@ -35,6 +35,54 @@ def sample_fact(wh: Path) -> dict:
         rows = cur.fetchall()
     assert len(rows) == 1
     return dict(zip(cols, rows[0]))
+
+
+# -- an independent count: plain Python over the shipped CSVs, by the identity ARCHITECTURE.md documents ----
+IDENTITY_COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "x_name", "x_value",
+                    "gpu_name", "liger_version")
+
+
+def identity(row: dict[str, str]) -> tuple[str, ...]:
+    """Identity fields trimmed, the config as canonical JSON, the timestamp in UTC."""
+    ts = datetime.fromisoformat(row["timestamp"].strip())
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+    config = json.dumps(json.loads(row["extra_benchmark_config_str"]), sort_keys=True, separators=(",", ":"),
+                        ensure_ascii=False)
+    return (*(row[c].strip() for c in IDENTITY_COLUMNS), config, f"{ts:%Y-%m-%d %H:%M:%S}")
+
+
+def identities_by_file() -> dict[str, list[tuple[str, ...]]]:
+    out = {}
+    for f in sorted((DATA_RAW / "liger_csv").glob("*.csv")):
+        with f.open(newline="", encoding="utf-8-sig") as fh:
+            out[f.name] = [identity(r) for r in csv.DictReader(fh)]
+    return out
+
+
+def newest_snapshot_per_upstream_path() -> list[str]:
+    with (DATA_RAW / "liger_csv" / "SNAPSHOTS.tsv").open(newline="") as fh:
+        snaps = list(csv.DictReader(fh, delimiter="\t"))
+    newest: dict[str, dict[str, str]] = {}
+    for s in snaps:
+        key = (datetime.fromisoformat(s["committed_at"]), s["file"])
+        cur = newest.get(s["upstream_path"])
+        if cur is None or key > (datetime.fromisoformat(cur["committed_at"]), cur["file"]):
+            newest[s["upstream_path"]] = s
+    return [s["file"] for s in newest.values()]
+
+
+def test_counts_agree_with_an_independent_count_over_the_shipped_csvs(shipped_warehouse):
+    by_file = identities_by_file()
+    distinct = {i for ids in by_file.values() for i in ids}
+    records = list((DATA_RAW / "kernelindex").iterdir())
+    # The one shipped record folds into a CSV row, so it adds a source and a row read but no fact.
+    assert len(distinct) == 4421
+    assert q(shipped_warehouse, "select count(*) from measurements") == [(len(distinct),)]
+    assert q(shipped_warehouse, "select count(*), sum(rows_read) from source") == [
+        (len(by_file) + len(records), sum(map(len, by_file.values())) + len(records))]
+    in_head = {i for f in newest_snapshot_per_upstream_path() for i in by_file[f]}
+    assert q(shipped_warehouse, "select count(*) from measurements where in_upstream_head") == [(len(in_head),)]
 
 
 def test_shipped_history_gives_4421_facts_and_no_quarantine(shipped_warehouse):
@@ -71,15 +119,18 @@ def test_csv_rows_learn_protocol_and_environment_from_records(shipped_warehouse)
 
 
 def test_snapshot_dedup_one_fact_per_measurement_with_source_count(shipped_warehouse):
-    # The first 2.1 rows appear in every main-CSV snapshot since 2024-09-03: 35 sources + nothing else.
+    # The first 0.2.1 rows appear in every main-CSV snapshot since 2024-09-03: 35 sources.
     rows = q(shipped_warehouse, """
         select source_count, first_seen_commit, in_upstream_head from measurements
         where kernel_name = 'cross_entropy' and kernel_provider = 'liger' and kernel_operation_mode = 'forward'
           and metric_name = 'speed' and x_value = '4096' and liger_version = '0.2.1' and gpu_name = 'NVIDIA A100-SXM4-80GB'""")
     assert len(rows) == 1
     source_count, first_commit, _ = rows[0]
-    assert source_count > 1
-    assert first_commit.startswith("b5672a153b")
+    carrying = [f for f, ids in identities_by_file().items()
+                if any(i[:4] == ("cross_entropy", "liger", "forward", "speed") and i[5:8] == ("4096", "NVIDIA A100-SXM4-80GB", "0.2.1")
+                       for i in ids)]
+    assert source_count == len(carrying) == 35
+    assert first_commit.startswith("b5672a153b") and min(carrying).startswith("2024-09-03_b5672a153b")
 
 
 def test_sample_first_seen_commit(shipped_warehouse):
@@ -169,13 +220,27 @@ def test_digest_mismatch_quarantines_the_bundle_and_keeps_the_rest(tmp_path):
 
 
 def test_env_vars_redirect_paths(tmp_path, monkeypatch):
+    """The resource falls back to the environment, read when asked (not at import), and its own fields win."""
     from pipeline.core import settings
+    from pipeline.defs.resources import WarehouseResource
+
+    for name in ("LIGER_WAREHOUSE", "LIGER_DATA_RAW", "LIGER_GIT_REPO", "LIGER_READER_MEMORY"):
+        monkeypatch.delenv(name, raising=False)
+    default = WarehouseResource()
+    assert (default.data_raw_path(), default.warehouse_path(), default.git_repo_path()) == (
+        PROJECT / "data_raw", PROJECT / "warehouse", None)
+    assert settings.reader_memory() == "1500MB"
 
     monkeypatch.setenv("LIGER_WAREHOUSE", str(tmp_path / "w"))
     monkeypatch.setenv("LIGER_DATA_RAW", str(tmp_path / "d"))
-    assert settings.warehouse_dir() == (tmp_path / "w").resolve()
-    assert settings.data_raw_dir() == (tmp_path / "d").resolve()
-    assert os.environ["LIGER_WAREHOUSE"].endswith("w")
+    monkeypatch.setenv("LIGER_GIT_REPO", str(tmp_path / "clone"))
+    monkeypatch.setenv("LIGER_READER_MEMORY", "123MB")
+    from_env = WarehouseResource()
+    assert (from_env.data_raw_path(), from_env.warehouse_path(), from_env.git_repo_path()) == (
+        (tmp_path / "d").resolve(), (tmp_path / "w").resolve(), tmp_path / "clone")
+    assert settings.reader_memory() == "123MB"
+    explicit = WarehouseResource(data_raw=str(tmp_path / "x"), warehouse=str(tmp_path / "y"))
+    assert (explicit.data_raw_path(), explicit.warehouse_path()) == ((tmp_path / "x").resolve(), (tmp_path / "y").resolve())
 
 
 def test_records_of_one_sweep_in_the_same_second_stay_distinct(tmp_path):

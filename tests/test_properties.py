@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings

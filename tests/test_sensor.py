@@ -18,7 +18,6 @@ from . import git_repo_support as g
 SMALL = "2026-08-03_4d899a0bdc_all_benchmark_data_cutedsl.csv"
 
 
-
 @pytest.fixture(autouse=True)
 def no_env_repo(monkeypatch):
     monkeypatch.delenv("LIGER_GIT_REPO", raising=False)
@@ -42,17 +41,6 @@ def tick(instance, data_raw: Path, cursor: str | None, git_repo: str = "") -> dg
     res = WarehouseResource(data_raw=str(data_raw), warehouse=str(data_raw.parent / "wh"), git_repo=git_repo)
     ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"warehouse": res})
     return liger_inputs_sensor(ctx)
-
-
-def test_sensor_and_schedule_are_on_by_default():
-    from pipeline.definitions import defs
-
-    d = defs()
-    sensor = next(s for s in d.sensors if s.name == "liger_inputs_sensor")
-    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
-    assert sensor.minimum_interval_seconds == 60
-    assert sensor.job_name == "liger_warehouse_job"
-    assert next(s for s in d.schedules if s.name == "daily_refresh").default_status == dg.DefaultScheduleStatus.RUNNING
 
 
 def test_runs_on_first_tick_then_only_on_change(instance, data_raw):

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
-from .settings import MAX_COLUMNS, MAX_LINE_BYTES, READER_MEMORY, duckdb_config
+from . import duck
+from .settings import MAX_COLUMNS, MAX_LINE_BYTES, reader_memory
 from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 REQUIRED_COLUMNS = (
@@ -146,7 +147,7 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
 
     # row numbers are explicit, so insertion order need not be kept; spill next to the output
     dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
+    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -252,21 +253,20 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         con.register("reject_rows", reject_rows)
         digest = measurement_digest_sql()
         tmp = atomic_path(dest)
-        con.execute(
+        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
+        con.sql(
             f"""
-            copy (
-                select record_no, location, reason, raw,
-                       case when reason is null then {digest} end as measurement_digest,
-                       kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
-                       x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
-                       liger_version, p20, p50, p80
-                from typed
-                union all by name
-                select null::bigint as record_no, location, reason, raw
-                from reject_rows
-            ) to '{_sql_path(tmp)}' (format parquet, compression zstd)
+            select record_no, location, reason, raw,
+                   case when reason is null then {digest} end as measurement_digest,
+                   kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+                   x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
+                   liger_version, p20, p50, p80
+            from typed
+            union all by name
+            select null::bigint as record_no, location, reason, raw
+            from reject_rows
             """
-        ).fetchall()
+        ).write_parquet(str(tmp), compression="zstd")
         total, bad_total = con.execute(
             "select count(*), count(*) filter (where reason is not null) from read_parquet($p)", {"p": str(tmp)}
         ).fetchone()
@@ -279,8 +279,3 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
 
 def _q(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
-
-
-def _sql_path(p: Path) -> str:
-    """COPY TO takes no bind parameter; our own temp paths are safe, but quote anyway."""
-    return str(p).replace("'", "''")

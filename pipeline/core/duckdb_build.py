@@ -35,7 +35,8 @@ from . import duck, failpoints
 from .change_points import build_change_points
 from .merge import SCHEMAS
 from .regression_settings import RegressionSettings, write_settings_table
-from .settings import BUILD_MEMORY, SQL_DIR
+from .settings import SQL_DIR, build_memory
+from .staging import publish
 from .versions import write_version_order_table
 from .warehouse import Published, Warehouse
 
@@ -131,7 +132,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     if not full:
         shutil.copyfile(final, tmp)
     spill = wh.temp_dir / f"duckdb-{tmp.name}"
-    con = duck.connect(tmp, temp_dir=spill, memory_limit=BUILD_MEMORY, remote_root=wh.root_uri)
+    con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
         create_table_views(con, wh.snapshot_files(published))
         write_settings_table(con, settings)
@@ -153,7 +154,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     con.close()
-    os.replace(tmp, final)
+    publish(tmp, final)
     return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
 
 

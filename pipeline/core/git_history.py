@@ -26,12 +26,13 @@ import subprocess
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
-from .sources import CSV_KIND, SourceFile
+from .staging import publish
+from .settings import GIT_REPO_ENV
+from .sources import CSV_KIND, SourceFile, parse_utc
 
-GIT_REPO_ENV = "LIGER_GIT_REPO"
 PATHSPEC = "benchmark/data/*.csv"
 BLOB_SUFFIX = ".csv"
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -49,11 +50,6 @@ class GitHistory:
     commits: int = 0  # commits that introduced at least one CSV blob
     blobs: int = 0  # distinct blobs referenced
     blobs_written: int = 0  # blobs extracted by this call (the rest were cached)
-
-
-def git_repo_from_env() -> Path | None:
-    value = os.environ.get(GIT_REPO_ENV, "").strip()
-    return Path(value).expanduser() if value else None
 
 
 # Variables that would point git at another repository than the one we were given.
@@ -97,13 +93,6 @@ def head_sha(repo: Path) -> str | None:
     return out if proc.returncode == 0 and _HEX.match(out) else None
 
 
-def _utc_naive(text: str) -> datetime:
-    dt = datetime.fromisoformat(text.strip())
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).replace(tzinfo=None)
-
-
 @dataclass(frozen=True)
 class _Snapshot:
     commit: str
@@ -124,7 +113,7 @@ def list_snapshots(repo: Path, head: str) -> list[_Snapshot]:
         i += 1
         if tok.startswith("\x01"):
             sha, _, date = tok[1:].partition(" ")
-            commit, when = sha, _utc_naive(date)
+            commit, when = sha, parse_utc(date)
             continue
         if not tok.startswith(":"):
             continue  # trailing empty token
@@ -214,7 +203,7 @@ def extract_blobs(repo: Path, blobs: list[str], cache: Path) -> int:
                         remaining -= len(chunk)
                 if hasher.hexdigest() != sha:
                     raise GitHistoryError(f"git cat-file: blob {sha} does not hash to its name")
-                os.replace(tmp, dest)
+                publish(tmp, dest)
             finally:
                 tmp.unlink(missing_ok=True)
             out.read(1)  # the newline after each object
@@ -267,7 +256,6 @@ def read_history(repo: Path, cache: Path) -> GitHistory:
             upstream_commit=s.commit,
             committed_at=s.committed_at,
             in_upstream_head=in_head.get(s.path) == s.blob,
-            extra={"origin": "git", "blob_sha": s.blob},
         ))
     return GitHistory(sources=sources, head=head, commits=len({s.commit for s in snaps}),
                       blobs=len({s.blob for s in snaps}), blobs_written=written)

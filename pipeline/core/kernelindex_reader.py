@@ -9,28 +9,46 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 from pydantic import ValidationError
 
+from .csv_reader import StageResult
 from .digests import canonical_json, object_digest
-from .models import BenchmarkProtocol, ExecutionEnvironment
-from .reasons import Reason
-from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, READER_MEMORY, duckdb_config
+from .models import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
+from .reasons import DUCKDB_LINE_REJECT_REASON, Reason
+from . import duck
+from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, reader_memory
 from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
 
 LINE_FORMATS = (".ndjson", ".jsonl")
-DIGEST_RE = "^sha256:[0-9a-f]{64}$"
 
-
-@dataclass(frozen=True)
-class StageResult:
-    rows_read: int
-    rows_quarantined: int
-    file_reason: str | None = None
+# Every string taken from a line (column -> JSON path), pulled by one multi-path call: one parse per line.
+EXTRACTED = {
+    "run_api": "$.run.apiVersion",
+    "protocol_api": "$.protocol.apiVersion",
+    "environment_api": "$.environment.apiVersion",
+    "run_kind": "$.run.kind",
+    "protocol_digest": "$.run.spec.protocolDigest",
+    "environment_digest": "$.run.spec.environmentDigest",
+    "workload_digest": "$.run.spec.workloadDigest",
+    "implementation_digest": "$.run.spec.implementationDigest",
+    "observed_at_raw": "$.run.spec.observedAt",
+    "benchmark": "$.run.spec.sourceNative.benchmark",
+    "external_id": "$.run.spec.sourceNative.externalId",
+    "liger_version": "$.run.metadata.labels.liger_version",
+    "run_name": "$.run.metadata.name",
+    "ms_20": "$.run.spec.sourceNative.metrics.ms_20",
+    "ms_50": "$.run.spec.sourceNative.metrics.ms_50",
+    "ms_80": "$.run.spec.sourceNative.metrics.ms_80",
+}
+# The run's string rules come from the pydantic models (column -> regex, bound as parameters).
+RUN_PATTERNS = {col: run_string_patterns()[path] for col, path in EXTRACTED.items() if path in run_string_patterns()}
+assert len(RUN_PATTERNS) == len(run_string_patterns()), "a pattern-constrained run field is not extracted"
+_FIELDS_SQL = ", ".join(f"s[{i}] as {col}" for i, col in enumerate(EXTRACTED, 1))
+_PATTERNS_BROKEN_SQL = " or ".join(f"not regexp_full_match(coalesce({col}, ''), ${col}_re)" for col in RUN_PATTERNS)
 
 
 def _lines_from_json_file(path: Path) -> tuple[list[str], tuple[Reason, str] | None]:
@@ -131,7 +149,7 @@ def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
 def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
     # row numbers are explicit, so insertion order need not be kept; spill next to the output
     dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config=duckdb_config(dest.parent / ".duckdb_tmp", READER_MEMORY))
+    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -158,8 +176,10 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             ).fetchall()
             numbers = line_numbers(path, [r[0] for r in raw_rejects])
             marked = {o.line_no for o in oversize}
-            rejects = [(f"line {numbers[pos]}", err, raw) for pos, err, raw in raw_rejects if numbers[pos] not in marked]
-            rejects += [(f"line {o.line_no}", "LINE SIZE OVER MAXIMUM", o.preview) for o in oversize]
+            # Whatever else DuckDB rejects in a one-column read is a line that is not whole JSON.
+            rejects = [(f"line {numbers[pos]}", DUCKDB_LINE_REJECT_REASON.get(err, Reason.TRUNCATED_JSON), raw)
+                       for pos, err, raw in raw_rejects if numbers[pos] not in marked]
+            rejects += [(f"line {o.line_no}", o.reason, o.preview) for o in oversize]
             # Every line yields a row (blank ones as NULL) except rejected ones: the k-th row is
             # physical line k + (number of rejected lines r_i with r_i - i < k).
             gaps = sorted({numbers[r[0]] for r in raw_rejects} | marked)
@@ -188,16 +208,10 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             loc_prefix = "line "
         else:
             lines, file_error = _lines_from_json_file(path)
-            if file_error is not None:
-                rejects, lines = [("file", "FILE", file_error[1])], []
-                file_reason = file_error[0]
-            else:
-                rejects, file_reason = [], None
+            rejects = [] if file_error is None else [("file", *file_error)]
             con.register("json_lines", pa.table({"line": pa.array(lines, pa.string())}))
             con.execute("create temp table lines as select row_number() over () as record_no, line from json_lines")
             loc_prefix = "record "
-            if file_reason is not None:
-                rejects = [("file", str(file_reason), rejects[0][2])]
 
         con.execute(
             f"""
@@ -208,33 +222,24 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             extracted as (
                 -- one parse per line: every path is pulled by a single multi-path call
                 select record_no, line, ok,
-                    case when ok then json_extract_string(line, [
-                        '$.run.apiVersion', '$.protocol.apiVersion', '$.environment.apiVersion', '$.run.kind',
-                        '$.run.spec.protocolDigest', '$.run.spec.environmentDigest', '$.run.spec.workloadDigest',
-                        '$.run.spec.implementationDigest', '$.run.spec.observedAt', '$.run.spec.sourceNative.benchmark',
-                        '$.run.spec.sourceNative.externalId', '$.run.metadata.labels.liger_version', '$.run.metadata.name',
-                        '$.run.spec.sourceNative.metrics.ms_20', '$.run.spec.sourceNative.metrics.ms_50',
-                        '$.run.spec.sourceNative.metrics.ms_80']) end as s,
+                    case when ok then json_extract_string(line, $paths) end as s,
                     case when ok then json_extract(line, ['$.protocol', '$.environment']) end as o,
                     case when ok then json_type(line) end as top_type
                 from source
             ),
             fields as (
                 select record_no, line, ok, top_type,
-                    s[1] as run_api, s[2] as protocol_api, s[3] as environment_api, s[4] as run_kind,
-                    o[1]::varchar as protocol_text, o[2]::varchar as environment_text,
-                    s[5] as protocol_digest, s[6] as environment_digest, s[7] as workload_digest,
-                    s[8] as implementation_digest, s[9] as observed_at_raw, s[10] as benchmark, s[11] as external_id,
-                    s[12] as liger_version, s[13] as run_name,
-                    try_cast(s[14] as double) as p20, try_cast(s[15] as double) as p50, try_cast(s[16] as double) as p80
+                    o[1]::varchar as protocol_text, o[2]::varchar as environment_text, {_FIELDS_SQL}
                 from extracted
             )
-            select *,
+            select * exclude (ms_20, ms_50, ms_80),
+                try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50, try_cast(ms_80 as double) as p80,
                 try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
                 string_split(external_id, '/') as id_parts,
                 string_split(benchmark, '/') as bench_parts
             from fields
-            """
+            """,
+            {"paths": list(EXTRACTED.values())},
         )
         # JSON nested deeper than any valid bundle: quarantined before anything recurses into it.
         candidates = con.execute(
@@ -278,12 +283,7 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
             pa.table(
                 {
                     "location": pa.array([r[0] for r in rejects], pa.string()),
-                    "reason": pa.array(
-                        [str(Reason.LINE_TOO_LONG if r[1] == "LINE SIZE OVER MAXIMUM" else
-                             Reason.UNREADABLE_BYTES if r[1] in ("INVALID ENCODING", "INVALID UNICODE") else
-                             r[1] if r[0] == "file" else Reason.TRUNCATED_JSON) for r in rejects],
-                        pa.string(),
-                    ),
+                    "reason": pa.array([str(r[1]) for r in rejects], pa.string()),
                     "raw": pa.array([r[2] for r in rejects], pa.string()),
                 }
             ),
@@ -308,13 +308,7 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
                          or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
                     when protocol_error is not null then protocol_error
                     when environment_error is not null then environment_error
-                    when run_kind is distinct from 'BenchmarkRun'
-                         or not regexp_full_match(coalesce(protocol_digest, ''), $digest_re)
-                         or not regexp_full_match(coalesce(environment_digest, ''), $digest_re)
-                         or not regexp_full_match(coalesce(workload_digest, ''), $digest_re)
-                         or not regexp_full_match(coalesce(implementation_digest, ''), $digest_re)
-                         or len(bench_parts) <> 2 or bench_parts[1] = '' or bench_parts[2] = ''
-                         then '{Reason.INVALID_RECORD}'
+                    when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL} then '{Reason.INVALID_RECORD}'
                     when observed_at is null then '{Reason.BAD_TIMESTAMP}'
                     when p20 is null or p50 is null or p80 is null or isnan(p20) or isnan(p50) or isnan(p80)
                          or isinf(p20) or isinf(p50) or isinf(p80) then '{Reason.NON_NUMERIC_VALUE}'
@@ -325,11 +319,11 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
                 end as reason
             from joined
             """,
-            {"api": API_VERSION, "digest_re": DIGEST_RE},
+            {"api": API_VERSION, "run_kind": RUN_KIND, **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()}},
         ).fetchall()
-        con.execute(
+        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
+        con.sql(
             f"""
-            copy (
                 select record_no, '{loc_prefix}' || record_no as location, reason,
                     case when reason is not null then left(line, {RAW_PREVIEW_CHARS}) end as raw,
                     bench_parts[1] as kernel_name,
@@ -346,9 +340,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
                 from judged
                 union all by name
                 select null::bigint as record_no, location, reason, raw from reject_rows
-            ) to '{str(tmp).replace("'", "''")}' (format parquet, compression zstd)
             """
-        ).fetchall()
+        ).write_parquet(str(tmp), compression="zstd")
         publish(tmp, dest)
         read, bad = con.execute("select count(*), count(*) filter (where reason is not null) from judged").fetchone()
     finally:

@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from . import duck, failpoints, normalize
-from .settings import BUILD_MEMORY
+from .settings import build_memory
 from .sources import SourceFile
 from .staging_store import StagingStore
 from .warehouse import Published, Warehouse
@@ -125,10 +125,10 @@ for _dim, _key in DIM_KEYS.items():
 
 
 class Merger:
-    def __init__(self, wh: Warehouse, staging: StagingStore, *, memory_limit: str = BUILD_MEMORY,
+    def __init__(self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None,
                  threads: int | None = None):
         self.wh, self.staging = wh, staging
-        self.memory_limit, self.threads = memory_limit, threads
+        self.memory_limit, self.threads = memory_limit or build_memory(), threads
 
     # -- reading the published state -------------------------------------------------------
     def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .settings import API_VERSION
 
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+BENCHMARK_PATTERN = r"^[^/]+/[^/]+$"
 
 
 class _Open(BaseModel):
@@ -30,7 +31,7 @@ class Metadata(_Open):
 
 class SourceNative(_Open):
     source: str | None = None
-    benchmark: str = Field(description="'<kernel>/<pass>' as upstream names it")
+    benchmark: str = Field(pattern=BENCHMARK_PATTERN, description="'<kernel>/<pass>' as upstream names it")
     externalId: str | None = Field(
         default=None, description="<kernel>/<pass>/<provider>/<gpu-slug>/<workload-slug>/<YYYY-MM-DD-HH-MM-SS>"
     )
@@ -95,6 +96,25 @@ class Bundle(BaseModel):
     run: BenchmarkRun
     protocol: BenchmarkProtocol
     environment: ExecutionEnvironment
+
+
+def run_string_patterns() -> dict[str, str]:
+    """JSON path in a bundle -> regex, for every pattern-constrained string of a run.
+
+    The kernelindex reader checks these in SQL (one pass over all lines, no per-record pydantic),
+    so the model stays the one statement of what a valid run looks like.
+    """
+    found: dict[str, str] = {}
+    nested = {"spec": ("$.run.spec", RunSpec), "sourceNative": ("$.run.spec.sourceNative", SourceNative)}
+    for prefix, model in nested.values():
+        for name, info in model.model_fields.items():
+            pattern = next((m.pattern for m in info.metadata if getattr(m, "pattern", None)), None)
+            if pattern is not None:
+                found[f"{prefix}.{name}"] = pattern
+    return found
+
+
+RUN_KIND: str = BenchmarkRun.model_fields["kind"].default
 
 
 SCHEMA_MODELS = {

@@ -31,10 +31,15 @@ class Reason(StrEnum):
     DIGEST_MISMATCH = "digest_mismatch"
 
 
-DUCKDB_REJECT_REASON = {
+# DuckDB reject-store error types that mean the same for every line-based input (CSV, NDJSON).
+DUCKDB_LINE_REJECT_REASON = {
     "INVALID ENCODING": Reason.UNREADABLE_BYTES,
     "INVALID UNICODE": Reason.UNREADABLE_BYTES,
+    "LINE SIZE OVER MAXIMUM": Reason.LINE_TOO_LONG,
+}
+# CSV rows also have a field count to get wrong.
+DUCKDB_REJECT_REASON = {
+    **DUCKDB_LINE_REJECT_REASON,
     "MISSING COLUMNS": Reason.SHORT_ROW,
     "TOO MANY COLUMNS": Reason.LONG_ROW,
-    "LINE SIZE OVER MAXIMUM": Reason.LINE_TOO_LONG,
 }

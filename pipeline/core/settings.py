@@ -17,13 +17,24 @@ MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 
 
+# Environment variables: read here and nowhere else, when asked (never at import), so a process or a
+# test that sets one after importing the pipeline is still obeyed.
+DATA_RAW_ENV = "LIGER_DATA_RAW"
+WAREHOUSE_ENV = "LIGER_WAREHOUSE"
+GIT_REPO_ENV = "LIGER_GIT_REPO"
+READER_MEMORY_ENV = "LIGER_READER_MEMORY"
+BUILD_MEMORY_ENV = "LIGER_BUILD_MEMORY"
+LOCK_TIMEOUT_ENV = "LIGER_LOCK_TIMEOUT_S"
+LOCAL_DIR_ENV = "LIGER_LOCAL_DIR"
+
+
 def data_raw_dir() -> Path:
-    return Path(os.environ.get("LIGER_DATA_RAW", PROJECT_ROOT / "data_raw")).resolve()
+    return Path(os.environ.get(DATA_RAW_ENV, PROJECT_ROOT / "data_raw")).resolve()
 
 
 def warehouse_uri() -> str:
     """Where the Delta tables live: a local folder or s3://bucket/prefix (LIGER_WAREHOUSE)."""
-    value = os.environ.get("LIGER_WAREHOUSE") or str(PROJECT_ROOT / "warehouse")
+    value = os.environ.get(WAREHOUSE_ENV) or str(PROJECT_ROOT / "warehouse")
     return value if "://" in value else str(Path(value).resolve())
 
 
@@ -32,7 +43,7 @@ def warehouse_dir() -> Path:
     local; LIGER_LOCAL_DIR (default warehouse/ in the project) when the tables are on S3."""
     uri = warehouse_uri()
     if "://" in uri:
-        return Path(os.environ.get("LIGER_LOCAL_DIR") or PROJECT_ROOT / "warehouse").resolve()
+        return Path(os.environ.get(LOCAL_DIR_ENV) or PROJECT_ROOT / "warehouse").resolve()
     return Path(uri)
 
 
@@ -40,12 +51,23 @@ def duckdb_path() -> Path:
     return warehouse_dir() / "liger.duckdb"
 
 
+def git_repo_dir() -> Path | None:
+    """A local Liger-Kernel clone to backfill from; None (no backfill) when unset or blank."""
+    value = os.environ.get(GIT_REPO_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 # DuckDB memory per connection. Two readers run at once and one build after them, so the
 # process stays under ~4 GB at 10 M rows; beyond the limit DuckDB spills to disk.
-READER_MEMORY = os.environ.get("LIGER_READER_MEMORY", "1500MB")
-BUILD_MEMORY = os.environ.get("LIGER_BUILD_MEMORY", "3GB")
+def reader_memory() -> str:
+    return os.environ.get(READER_MEMORY_ENV, "1500MB")
 
 
-def duckdb_config(temp_dir: Path, memory_limit: str) -> dict:
-    """Connection settings: explicit spill folder (never the CWD's .tmp), bounded memory."""
-    return {"temp_directory": str(temp_dir), "memory_limit": memory_limit, "preserve_insertion_order": False}
+def build_memory() -> str:
+    return os.environ.get(BUILD_MEMORY_ENV, "3GB")
+
+
+def lock_timeout_s() -> float:
+    """How long a run waits for the warehouse publication lock before it gives up."""
+    return float(os.environ.get(LOCK_TIMEOUT_ENV, "600"))
+

@@ -1,10 +1,9 @@
-"""Find input files under data_raw and attach upstream provenance from SNAPSHOTS.tsv."""
+"""What an input file is: its kind, where it came from upstream, and its content digest."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,134 +21,19 @@ class SourceFile:
     size_bytes: int = 0
     upstream_path: str | None = None
     upstream_commit: str | None = None
-    committed_at: datetime | None = None
+    committed_at: datetime | None = None  # UTC, naive (see parse_utc)
     in_upstream_head: bool | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _inside(root: Path, p: Path) -> bool:
-    try:
-        p.resolve().relative_to(root)
-        return True
-    except ValueError:
-        return False
-
-
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        dt = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
+def parse_utc(text: str) -> datetime:
+    """ISO-8601 text -> naive UTC datetime; text without a zone is UTC. Raises ValueError."""
+    dt = datetime.fromisoformat(text.strip())
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        return dt
     return dt.astimezone(timezone.utc).replace(tzinfo=None)
 
-
-def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
-    """SNAPSHOTS.tsv: file, upstream_path, upstream_commit, committed_at (extra columns ignored)."""
-    with tsv.open(newline="", encoding="utf-8-sig") as fh:
-        return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t") if row.get("file")}
-
-
-def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
-    """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed."""
-    root = data_raw.resolve()
-    sources: list[SourceFile] = []
-    problems: list[tuple[str, str, str]] = []
-    layout = ((CSV_KIND, root / "liger_csv", (".csv",)), (KERNELINDEX_KIND, root / "kernelindex", KERNELINDEX_SUFFIXES))
-    for kind, base, suffixes in layout:
-        if not base.is_dir():
-            continue
-        snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
-        for p in sorted(base.rglob("*")):
-            if p.suffix.lower() not in suffixes or p.name.startswith("."):
-                continue
-            rel = p.relative_to(root).as_posix()
-            if not _inside(root, p) or not p.is_file():
-                problems.append((rel, "unreadable_file", "path resolves outside data_raw or is not a regular file"))
-                continue
-            src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
-            if kind == CSV_KIND:
-                tsv = p.parent / "SNAPSHOTS.tsv"
-                if tsv.is_file() and p.parent not in snapshot_index:
-                    snapshot_index[p.parent] = read_snapshot_index(tsv)
-                meta = snapshot_index.get(p.parent, {}).get(p.name)
-                if meta:
-                    src.upstream_path = meta.get("upstream_path") or None
-                    src.upstream_commit = meta.get("upstream_commit") or None
-                    src.committed_at = _parse_time(meta.get("committed_at"))
-            sources.append(src)
-    _mark_head(sources)
-    return sources, problems
-
-
-def _mark_head(sources: list[SourceFile]) -> None:
-    """Without a git repo, the newest snapshot of each upstream path is taken as that path's HEAD."""
-    latest: dict[str, SourceFile] = {}
-    for s in sources:
-        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
-            cur = latest.get(s.upstream_path)
-            if cur is None or (s.committed_at, s.source_path) > (cur.committed_at, cur.source_path):
-                latest[s.upstream_path] = s
-    for s in sources:
-        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
-            s.in_upstream_head = latest.get(s.upstream_path) is s
-
-
-def _same_commit(a: str, b: str) -> bool:
-    """Full shas compare equal; an abbreviated sha (>= 7 hex digits) matches its full form."""
-    a, b = a.lower(), b.lower()
-    short, full = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= 7 and full.startswith(short)
-
-
-def merge_git_sources(files: list[SourceFile], git_sources: list[SourceFile]) -> list[SourceFile]:
-    """data_raw sources + git snapshots, one source per (upstream commit, upstream path).
-
-    A snapshot present both as a data_raw file (SNAPSHOTS.tsv names its commit and path) and in
-    git stays ONE source: the data_raw file is kept (so source rows and source_count do not change
-    when a repo is configured later) and takes git's exact ``in_upstream_head``.
-    """
-    by_path: dict[str, list[SourceFile]] = {}
-    for g in git_sources:
-        by_path.setdefault(g.upstream_path or "", []).append(g)
-    dropped: set[int] = set()
-    for f in files:
-        if f.kind != CSV_KIND or not f.upstream_commit or not f.upstream_path:
-            continue
-        for g in by_path.get(f.upstream_path, ()):
-            if id(g) not in dropped and _same_commit(f.upstream_commit, g.upstream_commit or ""):
-                f.in_upstream_head = g.in_upstream_head
-                f.upstream_commit = g.upstream_commit
-                f.extra = {**f.extra, "git_source_path": g.source_path, "blob_sha": g.extra.get("blob_sha")}
-                dropped.add(id(g))
-                break
-    return files + [g for g in git_sources if id(g) not in dropped]
-
-
-def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path | None = None):
-    """``discover(data_raw)`` plus, when ``git_repo`` is given, every git snapshot of benchmark/data/*.csv.
-
-    Returns (sources, problems, history) where history is a ``git_history.GitHistory`` (None
-    without a repo). Blobs are cached under ``blob_cache`` (required with a repo). Raises
-    ``git_history.GitHistoryError`` when ``git_repo`` is not a usable repository.
-    """
-    from . import git_history  # git_history imports this module
-
-    sources, problems = discover(data_raw)
-    if git_repo is None:
-        return sources, problems, None
-    if blob_cache is None:
-        raise ValueError("blob_cache is required with a git repo")
-    history = git_history.read_history(git_repo, blob_cache)
-    return merge_git_sources(sources, history.sources), problems, history

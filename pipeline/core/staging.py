@@ -6,13 +6,6 @@ import os
 import uuid
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-QUARANTINE_SCHEMA = pa.schema(
-    [("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]
-)
-
 RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
 
 
@@ -23,21 +16,14 @@ def atomic_path(final: Path) -> Path:
 
 
 def publish(tmp: Path, final: Path) -> None:
+    """The one atomic write of this project: flush ``tmp`` to disk, then rename it onto ``final``
+    (a crash leaves the old file or the complete new one, never a torn one)."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(tmp, final)
-
-
-def write_table_atomic(table: pa.Table, final: Path) -> None:
-    tmp = atomic_path(final)
-    pq.write_table(table, tmp)
-    publish(tmp, final)
-
-
-def quarantine_table(items: list[tuple[str, str, str]]) -> pa.Table:
-    loc, reason, raw = zip(*items) if items else ((), (), ())
-    return pa.table(
-        {"location": list(loc), "reason": [str(r) for r in reason], "raw": [r[:RAW_PREVIEW_CHARS] for r in raw]},
-        schema=QUARANTINE_SCHEMA,
-    )
 
 
 # -- guards against hostile lines ----------------------------------------------------------------

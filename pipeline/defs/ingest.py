@@ -4,7 +4,8 @@
 import dagster as dg
 
 from pipeline.core.git_history import GIT_REPO_ENV, GitHistoryError
-from pipeline.core.sources import SourceFile, discover_all
+from pipeline.core.discovery import discover_all
+from pipeline.core.sources import SourceFile
 from pipeline.defs.resources import WarehouseResource
 
 

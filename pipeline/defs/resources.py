@@ -6,14 +6,14 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipeline.core.git_history import git_repo_from_env
-from pipeline.core.settings import data_raw_dir, warehouse_dir, warehouse_uri
+from pipeline.core.settings import data_raw_dir, git_repo_dir, lock_timeout_s, warehouse_dir, warehouse_uri
 from pipeline.core.staging_store import StagingStore
 from pipeline.core.warehouse import Warehouse
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Paths default to LIGER_DATA_RAW / LIGER_WAREHOUSE, else data_raw/ and warehouse/ in the project."""
+    """Explicit fields win; an empty field falls back to the environment, read in pipeline.core.settings
+    (LIGER_DATA_RAW / LIGER_WAREHOUSE / LIGER_GIT_REPO, else data_raw/ and warehouse/ in the project)."""
 
     data_raw: str = ""
     # A local folder or s3://bucket/prefix; "" means env LIGER_WAREHOUSE, else warehouse/.
@@ -39,15 +39,13 @@ class WarehouseResource(dg.ConfigurableResource):
         return Path(uri) if "://" not in uri else warehouse_dir()
 
     def git_repo_path(self) -> Path | None:
-        return Path(self.git_repo).expanduser() if self.git_repo else git_repo_from_env()
+        return Path(self.git_repo).expanduser() if self.git_repo else git_repo_dir()
 
     def git_blob_cache(self) -> Path:
         return self.warehouse_path() / "git_blobs"
 
     def open(self) -> Warehouse:
-        # A run that finds another one committing waits this long, then fails with WarehouseBusy.
-        timeout = float(os.environ.get("LIGER_LOCK_TIMEOUT_S", "600"))
-        return Warehouse(self.warehouse_uri(), self.warehouse_path(), lock_timeout=timeout)
+        return Warehouse(self.warehouse_uri(), self.warehouse_path(), lock_timeout=lock_timeout_s())
 
     def staging(self) -> StagingStore:
         return StagingStore(self.open().staging)
