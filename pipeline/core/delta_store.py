@@ -76,6 +76,14 @@ class DeltaStore:
         # delta-rs percent-encodes the URIs it lists ("my%20dir"); DuckDB and fsspec want the path.
         return [] if dt is None else sorted(unquote(u) for u in dt.file_uris())
 
+    def row_count(self, table: str, version: int | None = None) -> int | None:
+        """Rows of one snapshot, from the Delta log's per-file statistics (no data file is read)."""
+        dt = self.open(table, version)
+        if dt is None:
+            return None
+        counts = pa.table(dt.get_add_actions(flatten=True)).column("num_records").to_pylist()
+        return sum(c or 0 for c in counts)
+
     def schema(self, table: str) -> pa.Schema | None:
         dt = self.open(table)
         return None if dt is None else pa.schema(dt.schema().to_arrow())

@@ -45,6 +45,9 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
             "run_mode": result.mode,
             "run_reason": result.reason,
         }
+        version = pub.versions.get(table) if pub else None
+        if version is not None:
+            metadata["dagster/row_count"] = wh.store.row_count(table, version)
         schema = wh.store.schema(table)
         if schema is not None:
             metadata["dagster/column_schema"] = column_schema(schema)
