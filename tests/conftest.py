@@ -48,9 +48,14 @@ def copy_data_raw(dest: Path, csv_glob: str = "*.csv", with_record: bool = True)
 
 
 @pytest.fixture(scope="session")
-def shipped_warehouse(tmp_path_factory) -> Path:
-    """The whole shipped history, materialized once per test worker."""
+def shipped_run(tmp_path_factory) -> tuple[Path, dg.ExecuteInProcessResult]:
+    """The whole shipped history, materialized once per test worker: (warehouse, Dagster result)."""
     wh = tmp_path_factory.mktemp("shipped") / "warehouse"
     result = materialize(DATA_RAW, wh)
     assert result.success
-    return wh
+    return wh, result
+
+
+@pytest.fixture(scope="session")
+def shipped_warehouse(shipped_run) -> Path:
+    return shipped_run[0]

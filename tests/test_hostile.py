@@ -69,13 +69,16 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
-    "pipeline/core/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim"},
+    "pipeline/core/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim", "record_only"},
+    # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
+    "pipeline/core/duck.py": {"sql"},
+    # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
+    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name", "match"},
+    "pipeline/core/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
     "pipeline/core/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
     "pipeline/core/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
-    "pipeline/core/normalize.py": {"int(threads)", "gpu_slug", "env_slug", "QUANTILE_TOLERANCE", "digest_expr", "cols",
-                                   "target"},
+    "pipeline/core/normalize.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
     "pipeline/core/regression_settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
-    "pipeline/core/warehouse.py": {"table", "path", "name"},
 }
 
 
@@ -133,7 +136,8 @@ def sql_interpolations(source: str) -> list[tuple[int, str]]:
     module_names = {k: v for k, v in assignments(tree).items()
                     if any(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k
                            for n in tree.body)}
-    sinks = {name: (0, "query") for name in SQL_METHODS}  # callee name -> (SQL argument index, keyword)
+    # callee name -> (SQL argument index, keyword); duck.scalar(con, sql) is the project's own sink
+    sinks = {name: (0, "query") for name in SQL_METHODS} | {"scalar": (1, "sql")}
     found: list[tuple[int, str]] = []
     for _ in range(3):  # sinks found in one pass make more calls checkable in the next
         found = []

@@ -19,6 +19,8 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
+from .duck import is_remote
+
 RUN_ID_KEY = "liger.run_id"
 S3_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP",
           "AWS_SESSION_TOKEN")
@@ -26,10 +28,6 @@ S3_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS
 DEFAULT_RETENTION = timedelta(days=7)
 
 __all__ = ["DeltaStore", "CommitFailedError", "is_remote", "storage_options"]
-
-
-def is_remote(uri: str) -> bool:
-    return "://" in uri and not uri.startswith("file://")
 
 
 def storage_options(uri: str) -> dict[str, str]:

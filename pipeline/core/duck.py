@@ -8,7 +8,9 @@ from pathlib import Path
 
 import duckdb
 
-from .delta_store import is_remote
+
+def is_remote(uri: str) -> bool:
+    return "://" in uri and not uri.startswith("file://")
 
 
 def s3_filesystem():
@@ -27,8 +29,7 @@ def connect(database: str | Path = ":memory:", *, temp_dir: Path | None = None, 
             read_only: bool = False, remote_root: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     config: dict = {"preserve_insertion_order": False}
     if temp_dir is not None:
-        temp_dir.mkdir(parents=True, exist_ok=True)
-        config["temp_directory"] = str(temp_dir)
+        config["temp_directory"] = str(temp_dir)  # DuckDB creates it when it first spills
     if memory_limit:
         config["memory_limit"] = memory_limit
     if threads:
