@@ -31,7 +31,7 @@ setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
-	$(VENV)/bin/dg launch --assets '*' --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
+	$(VENV)/bin/dg launch --job liger_warehouse_job --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
 	$(PY) -m pipeline.summary
 
 test: setup

@@ -5,7 +5,7 @@
     python -m bench.run --sizes 1m --baseline-max 1m
 
 Every case runs in its own process (wall time and peak RSS from wait4). The pipeline case is the
-same path as `make run`: `dg launch --assets '*'` against a fresh warehouse. Results go to
+same path as `make run`: `dg launch --job liger_warehouse_job` against a fresh warehouse. Results go to
 bench/results/latest.{md,csv} together with the machine they came from.
 """
 
@@ -44,7 +44,7 @@ def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
 
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     dg = Path(sys.executable).parent / "dg"
-    return measure_subprocess([dg, "launch", "--assets", "*"], cwd=PROJECT, env=pipeline_env(data, warehouse, home))
+    return measure_subprocess([dg, "launch", "--job", "liger_warehouse_job"], cwd=PROJECT, env=pipeline_env(data, warehouse, home))
 
 
 STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
@@ -119,7 +119,7 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
         (data / ".complete").touch()
     rows = csv_rows + bundles
 
-    print(f"[{label}] pipeline (dg launch --assets '*')", flush=True)
+    print(f"[{label}] pipeline (dg launch --job liger_warehouse_job)", flush=True)
     wh, home = runs / "warehouse", runs / "dagster_home"
     full = run_pipeline(data, wh, home)
     results.append(result_row("pipeline_full", label, rows, full["wall_s"], full["peak_rss_mb"]))

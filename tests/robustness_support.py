@@ -53,9 +53,9 @@ def run_env(data_raw: Path, warehouse: Path, dagster_home: Path, **extra: str) -
 
 
 def start_run(env: dict[str, str], log: Path) -> subprocess.Popen:
-    """The `make run` path: `dg launch --assets '*'` in its own process group (so SIGKILL takes it all)."""
+    """The `make run` path: `dg launch --job liger_warehouse_job` in its own process group (so SIGKILL takes it all)."""
     fh = log.open("ab")
-    return subprocess.Popen([str(DG), "launch", "--assets", "*"], cwd=REPO, env=env, stdout=fh,
+    return subprocess.Popen([str(DG), "launch", "--job", "liger_warehouse_job"], cwd=REPO, env=env, stdout=fh,
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 

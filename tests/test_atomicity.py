@@ -1,4 +1,4 @@
-"""SIGKILL a real `make run` path (`dg launch --assets '*'`) at named points of the run.
+"""SIGKILL a real `make run` path (`dg launch --job liger_warehouse_job`) at named points of the run.
 
 Promise: until a run's row lands in the run log, every reader (liger.duckdb, the published
 snapshot) sees exactly the old facts, never a mix; the next run ends exactly like an

@@ -7,7 +7,7 @@ import dagster as dg
 
 from .conftest import PROJECT
 
-ASSETS = {"staged_sources", "fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
+ASSETS = {"source_content", "staged_sources", "fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
           "dim_implementation", "source", "quarantine", "liger_duckdb", "regression_report"}
 CHECKS = {"digest_integrity", "fact_key_unique", "quantile_order", "dimensions_resolve", "quarantine_is_empty",
           "newest_version_has_no_regressions"}

@@ -97,3 +97,16 @@ def test_new_upstream_commit_triggers_a_run(instance, data_raw, tmp_path):
 def test_unusable_repo_skips_without_launching(instance, data_raw, tmp_path):
     result = tick(instance, data_raw, None, str(tmp_path / "missing"))
     assert isinstance(result, dg.SkipReason) and "LIGER_GIT_REPO" in result.skip_message
+
+
+def test_sensor_adds_a_staging_partition_per_new_input(instance, data_raw):
+    from pipeline.defs.ingest import source_partitions
+
+    first = tick(instance, data_raw, None)
+    (request,) = first.dynamic_partitions_requests
+    files = sorted(p.relative_to(data_raw).as_posix() for p in data_raw.rglob("*") if p.suffix in (".csv", ".json"))
+    assert sorted(request.partition_keys) == files
+    instance.add_dynamic_partitions(source_partitions.name, list(request.partition_keys))  # what the daemon does
+    shutil.copy(data_raw / "liger_csv" / SMALL, data_raw / "liger_csv" / "extra.csv")
+    added = tick(instance, data_raw, first.cursor)
+    assert [list(r.partition_keys) for r in added.dynamic_partitions_requests] == [["liger_csv/extra.csv"]]

@@ -47,8 +47,9 @@ class StagingStore:
             out[kind] = dest
         return out
 
-    def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict[str, int]:
-        """Hash every source, parse only contents never staged before. Returns counts."""
+    def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict:
+        """Hash every source, parse only contents never staged before. Returns counts, and in
+        ``new`` the (sha256 + kind) of each content this call parsed."""
         for s in sources:
             s.content_sha256 = file_sha256(s.path)
         todo: dict[str, SourceFile] = {}
@@ -69,7 +70,8 @@ class StagingStore:
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
             # largest first, so one big file does not run alone at the end
             list(pool.map(run, sorted(todo.values(), key=lambda s: -s.size_bytes)))
-        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo)}
+        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo),
+                "new": set(todo)}
 
     def collect_garbage(self) -> int:
         """Remove write-aside files of staging runs that were killed, once clearly stale

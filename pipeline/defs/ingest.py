@@ -1,15 +1,75 @@
-"""Ingest: find input files (and, with LIGER_GIT_REPO, every git snapshot) and stage each distinct content once."""
+"""Ingest: find input files (and, with LIGER_GIT_REPO, every git snapshot) and stage each distinct content once.
 
+Two ways in, one staging store (content-addressed, so they never clash):
+* `source_content`, partitioned (one dynamic partition per data_raw file or upstream commit):
+  any executor stages many partitions in parallel (multiprocess here, k8s/celery in production);
+  each partition commits its row to the `staged_content` Delta table in one append.
+* `staged_sources`: the single-process path of `make run`; it stages whatever no partition run
+  has staged yet (a hash each for the rest) and hands every current source to the merge.
+"""
+
+import os
+import socket
+from datetime import datetime, timezone
 
 import dagster as dg
+import pyarrow as pa
 
-from pipeline.core.git_history import GIT_REPO_ENV, GitHistoryError
 from pipeline.core.discovery import discover_all
+from pipeline.core.git_history import GIT_REPO_ENV, GitHistoryError
+from pipeline.core.partitions import GIT_PREFIX, by_partition
 from pipeline.core.sources import SourceFile
 from pipeline.defs.resources import WarehouseResource
 
+source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
+STAGED_CONTENT = "staged_content"
+STAGED_CONTENT_SCHEMA = pa.schema([
+    ("partition_key", pa.string()), ("source_path", pa.string()), ("kind", pa.string()),
+    ("content_sha256", pa.string()), ("size_bytes", pa.int64()), ("newly_staged", pa.bool_()),
+    ("staged_at", pa.timestamp("us", tz="UTC")), ("run_id", pa.string()), ("host", pa.string()),
+])
 
-@dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "git"})
+
+def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
+    git_repo = warehouse.git_repo_path() if with_git else None
+    try:
+        return discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
+    except GitHistoryError as exc:
+        raise dg.Failure(description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only.") from exc
+
+
+@dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "deltalake"}, partitions_def=source_partitions)
+def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One data_raw file or one upstream commit's CSV snapshots, staged into the content-addressed
+    store, with one append to the `staged_content` Delta table (concurrent appends both commit)."""
+    keys = set(context.partition_keys)
+    sources, _, _ = _discover(context, warehouse, with_git=any(k.startswith(GIT_PREFIX) for k in keys))
+    grouped = by_partition(sources)
+    wanted = [s for k in sorted(keys) for s in grouped.get(k, [])]
+    gone = sorted(keys - set(grouped))
+    if gone:
+        context.log.warning(f"{len(gone)} partition(s) name inputs that no longer exist: {gone[:5]}")
+    staging = warehouse.staging()
+    counts = staging.stage(wanted)
+    now = datetime.now(timezone.utc)
+    rows = pa.table({
+        "partition_key": [next(k for k, v in grouped.items() if s in v) for s in wanted],
+        "source_path": [s.source_path for s in wanted], "kind": [s.kind for s in wanted],
+        "content_sha256": [s.content_sha256 for s in wanted], "size_bytes": [s.size_bytes for s in wanted],
+        "newly_staged": [s.content_sha256 + s.kind in counts["new"] for s in wanted],
+        "staged_at": [now] * len(wanted), "run_id": [context.run.run_id] * len(wanted),
+        "host": [f"{socket.gethostname()}:{os.getpid()}"] * len(wanted),
+    }, schema=STAGED_CONTENT_SCHEMA)
+    if wanted:
+        warehouse.open().store.write(STAGED_CONTENT, rows, mode="append", run_id=context.run.run_id)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(wanted), "partitions": len(keys), "missing_inputs": len(gone),
+        "newly_staged": counts["newly_staged"], "already_staged": counts["already_staged"],
+    })
+
+
+@dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "git"},
+          deps=[dg.AssetDep(source_content, partition_mapping=dg.AllPartitionMapping())])
 def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.Output[dict]:
     """Every CSV and kernelindex file under data_raw, plus every committed snapshot of
     benchmark/data/*.csv when LIGER_GIT_REPO names a local Liger-Kernel clone, parsed into
@@ -21,10 +81,7 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     git_repo = warehouse.git_repo_path()
     if git_repo is None:
         context.log.info(f"{GIT_REPO_ENV} not set: ingesting data_raw only (no git backfill)")
-    try:
-        sources, problems, history = discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
-    except GitHistoryError as exc:
-        raise dg.Failure(description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only.") from exc
+    sources, problems, history = _discover(context, warehouse)
     staging = warehouse.staging()
     counts = staging.stage(sources)
     staging.collect_garbage()

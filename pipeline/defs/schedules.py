@@ -1,8 +1,17 @@
-"""Daily refresh of every asset; on by default so `dagster dev` runs it without a click."""
+"""Jobs and the daily refresh (on by default so `dagster dev` runs it without a click).
+
+* liger_warehouse_job: staging of everything not yet staged, the merge, views, report and checks,
+  in one process (`make run`, the sensor, the schedule).
+* liger_partitioned_staging: one partition of `source_content` per run, for parallel staging on
+  any executor; backfills over `liger_source` partitions run it.
+"""
 
 import dagster as dg
 
-warehouse_job = dg.define_asset_job("liger_warehouse_job", selection=dg.AssetSelection.all())
+warehouse_job = dg.define_asset_job(
+    "liger_warehouse_job", selection=dg.AssetSelection.assets("staged_sources").downstream())
+partitioned_staging_job = dg.define_asset_job(
+    "liger_partitioned_staging", selection=dg.AssetSelection.assets("source_content"))
 
 daily_refresh = dg.ScheduleDefinition(
     name="daily_refresh",

@@ -12,6 +12,8 @@ import dagster as dg
 
 from pipeline.core import git_history
 from pipeline.core.fingerprint import Fingerprint, describe_change, run_key, scan_data_raw
+from pipeline.core.partitions import current_keys
+from pipeline.defs.ingest import source_partitions
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.schedules import warehouse_job
 
@@ -40,9 +42,13 @@ def liger_inputs_sensor(context: dg.SensorEvaluationContext, warehouse: Warehous
     change = describe_change(old, new)
     new.runs += 1
     context.log.info(f"inputs changed: {change}")
+    # Every input gets its staging partition, so a backfill can stage them in parallel anywhere.
+    known = set(context.instance.get_dynamic_partitions(source_partitions.name))
+    added = [k for k in current_keys(warehouse.data_raw_path(), repo) if k not in known]
     request = dg.RunRequest(
         run_key=run_key(old, new),
         tags={"liger/trigger": "liger_inputs_sensor", "liger/change": change[:200],
               "liger/git_head": new.git_head or ""},
     )
-    return dg.SensorResult(run_requests=[request], cursor=new.to_cursor())
+    return dg.SensorResult(run_requests=[request], cursor=new.to_cursor(),
+                           dynamic_partitions_requests=[source_partitions.build_add_request(added)] if added else [])
