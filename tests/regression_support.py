@@ -51,36 +51,45 @@ from src
 """
 
 REGRESSION_VIEWS = (
+    "measurements",
     "liger_versions",
+    "ranked_measurements",
     "series_versions",
     "version_changes",
     "noise_floor",
     "reference_measurements",
+    "point_pairs",
+    "sweep_versions",
+    "sweep_pairs",
+    "verdicts",
     "regressions",
     "sweep_regressions",
+    "version_coverage",
 )
 
-
-REGRESSION_SQL_FILES = (
-    "10_liger_versions.sql",
-    "15_series_versions.sql",
-    "20_version_changes.sql",
-    "21_noise_floor.sql",
-    "22_reference_measurements.sql",
-    "30_regressions.sql",
-    "31_sweep_regressions.sql",
-)
+# every view file but the quarantine summary (these test warehouses have no quarantine table)
+NOT_REGRESSION_FILES = ("01_quarantine_by_reason.sql",)
 
 
 def regression_view_files() -> list[Path]:
-    """The SQL files of the regression layer (the core owns the others), in run order."""
-    return [VIEWS_DIR / name for name in sorted(REGRESSION_SQL_FILES)]
+    """The SQL files of the regression layer (00_measurements included), in run order."""
+    return [p for p in sorted(VIEWS_DIR.glob("*.sql")) if p.name not in NOT_REGRESSION_FILES]
 
 
 def build_regression_layer(con, settings: RegressionSettings | None = None) -> dict[str, float]:
-    """Run the regression layer on a connection that already has ``measurements``."""
+    """Run the regression layer on a connection that has a ``measurements`` table.
+
+    The table becomes ``fact_measurement`` (the name the real build reads), so
+    ``00_measurements.sql`` adds ``x_numeric`` and ``version_rank`` exactly as in
+    the pipeline; columns a copied ``measurements`` view already derived are dropped.
+    """
     t0 = time.perf_counter()
-    versions = [r[0] for r in con.execute("select distinct liger_version from measurements").fetchall()]
+    con.execute("alter table measurements rename to fact_measurement")
+    columns = {r[0] for r in con.execute("describe fact_measurement").fetchall()}
+    for derived in ("x_numeric", "version_rank"):
+        if derived in columns:
+            con.execute(f"alter table fact_measurement drop column {derived}")
+    versions = [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()]
     write_version_order_table(con, versions)
     write_settings_table(con, settings or RegressionSettings())
     for path in regression_view_files():
