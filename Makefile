@@ -43,6 +43,7 @@ dev: setup
 
 bench: setup
 	$(PY) -m bench.run
+	$(PY) -m bench.regression_detection
 
 schemas: setup
 	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
