@@ -201,3 +201,14 @@ def test_measurements_sort_x_and_versions_as_numbers(con):
     (non_numeric,) = con.execute("select count(*) from measurements where x_numeric is null "
                                  "and try_cast(x_value as double) is not null").fetchone()
     assert non_numeric == 0
+
+
+def test_every_readme_sql_example_returns_rows(con):
+    import re
+
+    text = (rs.REPO / "README.md").read_text()
+    statements = [line for block in re.findall(r"```sql\n(.*?)```", text, re.S)
+                  for line in block.splitlines() if line.strip() and not line.startswith("--")]
+    assert len(statements) >= 7
+    for statement in statements:
+        assert con.execute(statement).fetchall(), statement
