@@ -25,6 +25,7 @@ Only ``make bench`` and this script write ``bench/results/regression_detection.m
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import tempfile
@@ -261,9 +262,25 @@ def _shipped_warehouse(tmp: Path) -> Path:
 
 
 def main(argv: list[str]) -> None:
+    """``[liger.duckdb] [--json PATH --shifts 0.1,0.5]``: with --json the results go there as JSON and
+    the tracked table is left alone (the tests run it so, in their own process)."""
+    args = list(argv)
+    json_out = shifts = None
+    if "--json" in args:
+        i = args.index("--json")
+        json_out = Path(args[i + 1])
+        del args[i:i + 2]
+    if "--shifts" in args:
+        i = args.index("--shifts")
+        shifts = tuple(float(x) for x in args[i + 1].split(","))
+        del args[i:i + 2]
     with tempfile.TemporaryDirectory() as tmp:
-        base_db = Path(argv[0]) if argv else _shipped_warehouse(Path(tmp) / "warehouse")
-        table = detection_markdown(detection_benchmark(base_db))
+        base_db = Path(args[0]) if args else _shipped_warehouse(Path(tmp) / "warehouse")
+        results = detection_benchmark(base_db, shifts=shifts or SHIFTS)
+    if json_out is not None:
+        json_out.write_text(json.dumps(results, allow_nan=True))
+        return
+    table = detection_markdown(results)
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     staging = RESULT.with_suffix(".md.tmp")
     staging.write_text(
