@@ -48,8 +48,19 @@ def copy_data_raw(dest: Path, csv_glob: str = "*.csv", with_record: bool = True)
 
 
 @pytest.fixture(scope="session")
+def upstream_warehouse(tmp_path_factory) -> Path:
+    """Upstream's history alone (data_raw/liger_csv + data_raw/kernelindex), materialized once per worker."""
+    data = copy_data_raw(tmp_path_factory.mktemp("upstream") / "data_raw")
+    wh = data.parent / "warehouse"
+    result = materialize(data, wh)
+    assert result.success
+    return wh
+
+
+@pytest.fixture(scope="session")
 def shipped_run(tmp_path_factory) -> tuple[Path, dg.ExecuteInProcessResult]:
-    """The whole shipped history, materialized once per test worker: (warehouse, Dagster result)."""
+    """Everything shipped in data_raw (upstream history + the H200 runs), materialized once per test
+    worker: (warehouse, Dagster result)."""
     wh = tmp_path_factory.mktemp("shipped") / "warehouse"
     result = materialize(DATA_RAW, wh)
     assert result.success

@@ -2,7 +2,7 @@
 
 Partition runs stage in parallel (real `dg launch` processes at once, each committing its row to
 the `staged_content` Delta table); the single-process job then finds everything staged and gives
-the same facts as ever: 4,421 on the shipped data, the same on the git backfill.
+the same facts as ever: 4,421 on upstream's history, the same on the git backfill.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pipeline.defs.ingest import STAGED_CONTENT, source_content, source_partitio
 from pipeline.defs.resources import WarehouseResource
 from tests import git_repo_support as g
 from tests import robustness_support as rs
-from tests.conftest import DATA_RAW, all_assets_and_checks
+from tests.conftest import all_assets_and_checks, copy_data_raw
 
 
 def _materialize_partitions(instance, resource, keys):
@@ -37,10 +37,11 @@ def _main_job(instance, resource):
     return result, staged
 
 
-def test_partition_runs_then_the_job_give_the_shipped_facts(tmp_path):
+def test_partition_runs_then_the_job_give_the_upstream_facts(tmp_path):
+    raw = copy_data_raw(tmp_path / "data_raw")
     instance = dg.DagsterInstance.ephemeral()
-    resource = WarehouseResource(data_raw=str(DATA_RAW), warehouse=str(tmp_path / "wh"))
-    keys = current_keys(DATA_RAW, None)
+    resource = WarehouseResource(data_raw=str(raw), warehouse=str(tmp_path / "wh"))
+    keys = current_keys(raw, None)
     assert len(keys) == 41 and "kernelindex/a8e1599773300c7d.json" in keys
     instance.add_dynamic_partitions(source_partitions.name, keys)
     _materialize_partitions(instance, resource, keys)

@@ -72,24 +72,50 @@ def newest_snapshot_per_upstream_path() -> list[str]:
     return [s["file"] for s in newest.values()]
 
 
-def test_counts_agree_with_an_independent_count_over_the_shipped_csvs(shipped_warehouse):
+def test_counts_agree_with_an_independent_count_over_the_shipped_csvs(upstream_warehouse):
     by_file = identities_by_file()
     distinct = {i for ids in by_file.values() for i in ids}
     records = list((DATA_RAW / "kernelindex").iterdir())
     # The one shipped record folds into a CSV row, so it adds a source and a row read but no fact.
     assert len(distinct) == 4421
-    assert q(shipped_warehouse, "select count(*) from measurements") == [(len(distinct),)]
-    assert q(shipped_warehouse, "select count(*), sum(rows_read) from source") == [
+    assert q(upstream_warehouse, "select count(*) from measurements") == [(len(distinct),)]
+    assert q(upstream_warehouse, "select count(*), sum(rows_read) from source") == [
         (len(by_file) + len(records), sum(map(len, by_file.values())) + len(records))]
     in_head = {i for f in newest_snapshot_per_upstream_path() for i in by_file[f]}
-    assert q(shipped_warehouse, "select count(*) from measurements where in_upstream_head") == [(len(in_head),)]
+    assert q(upstream_warehouse, "select count(*) from measurements where in_upstream_head") == [(len(in_head),)]
 
 
-def test_shipped_history_gives_4421_facts_and_no_quarantine(shipped_warehouse):
-    assert q(shipped_warehouse, "select count(*) from measurements") == [(4421,)]
-    assert q(shipped_warehouse, "select count(distinct measurement_digest) from measurements") == [(4421,)]
+def test_upstream_history_gives_4421_facts_and_no_quarantine(upstream_warehouse):
+    assert q(upstream_warehouse, "select count(*) from measurements") == [(4421,)]
+    assert q(upstream_warehouse, "select count(distinct measurement_digest) from measurements") == [(4421,)]
+    assert q(upstream_warehouse, "select count(*) from quarantine") == [(0,)]
+    assert q(upstream_warehouse, "select count(*), sum(rows_read) from source") == [(41, 48174)]
+
+
+def _distinct_measurements(csv_paths) -> int:
+    """Distinct measurements by the documented identity, counted in plain Python (independent of the pipeline)."""
+    keys = set()
+    for path in csv_paths:
+        with path.open(newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                config = json.dumps(json.loads(row["extra_benchmark_config_str"]), sort_keys=True)
+                keys.add((row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
+                          row["metric_name"], row["x_name"], row["x_value"], config, row["gpu_name"],
+                          row["timestamp"], row["liger_version"]))
+    return len(keys)
+
+
+def test_h200_runs_add_their_distinct_rows_to_the_upstream_facts(shipped_warehouse, upstream_warehouse):
+    h200 = sorted((PROJECT / "data_raw" / "h200_runs").glob("*.csv"))
+    assert len(h200) == 3
+    expected = 4421 + _distinct_measurements(h200)
+    assert expected == 4421 + 372
+    assert q(shipped_warehouse, "select count(*) from measurements") == [(expected,)]
+    assert q(shipped_warehouse, "select count(*) from measurements where gpu_name = 'NVIDIA H200'") == [(372,)]
     assert q(shipped_warehouse, "select count(*) from quarantine") == [(0,)]
-    assert q(shipped_warehouse, "select count(*), sum(rows_read) from source") == [(41, 48174)]
+    # no provenance file beside them: sources without an upstream commit, nothing else breaks
+    assert q(shipped_warehouse, "select count(*), count(upstream_commit) from source "
+                                "where source_path like 'h200_runs/%'") == [(3, 0)]
 
 
 def test_sample_record_folds_into_its_csv_row(shipped_warehouse):
@@ -140,17 +166,17 @@ def test_sample_first_seen_commit(shipped_warehouse):
     assert fact["in_upstream_head"] is True
 
 
-def test_head_flags(shipped_warehouse):
-    assert q(shipped_warehouse, "select count(*) from measurements where in_upstream_head") == [(3897,)]
+def test_head_flags(upstream_warehouse):
+    assert q(upstream_warehouse, "select count(*) from measurements where in_upstream_head") == [(3897,)]
 
 
-def test_views_open_read_only_from_another_directory(shipped_warehouse, tmp_path):
+def test_views_open_read_only_from_another_directory(upstream_warehouse, tmp_path):
     code = (
         "import duckdb, sys; con = duckdb.connect(sys.argv[1], read_only=True);"
         "print(con.execute('select count(*) from measurements').fetchone()[0]);"
         "print(con.execute('select count(*) from quarantine').fetchone()[0])"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(shipped_warehouse / "liger.duckdb")], cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-c", code, str(upstream_warehouse / "liger.duckdb")], cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["4421", "0"]
 

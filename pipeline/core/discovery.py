@@ -34,34 +34,46 @@ def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
         return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t") if row.get("file")}
 
 
+def _kind_of(root: Path, p: Path) -> str | None:
+    """CSV files anywhere under data_raw are upstream-format CSVs; JSON bundles only under kernelindex/."""
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        return CSV_KIND
+    if suffix in KERNELINDEX_SUFFIXES and p.relative_to(root).parts[0] == KERNELINDEX_KIND:
+        return KERNELINDEX_KIND
+    return None
+
+
 def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
-    """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed."""
+    """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed.
+
+    A CSV's provenance comes from the SNAPSHOTS.tsv in its own folder, when there is one.
+    """
     root = data_raw.resolve()
     sources: list[SourceFile] = []
     problems: list[tuple[str, str, str]] = []
-    layout = ((CSV_KIND, root / "liger_csv", (".csv",)), (KERNELINDEX_KIND, root / "kernelindex", KERNELINDEX_SUFFIXES))
-    for kind, base, suffixes in layout:
-        if not base.is_dir():
+    snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
+    for p in sorted(root.rglob("*")):
+        if p.name.startswith("."):
             continue
-        snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
-        for p in sorted(base.rglob("*")):
-            if p.suffix.lower() not in suffixes or p.name.startswith("."):
-                continue
-            rel = p.relative_to(root).as_posix()
-            if not _inside(root, p) or not p.is_file():
-                problems.append((rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file"))
-                continue
-            src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
-            if kind == CSV_KIND:
+        kind = _kind_of(root, p)
+        if kind is None:
+            continue
+        rel = p.relative_to(root).as_posix()
+        if not _inside(root, p) or not p.is_file():
+            problems.append((rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file"))
+            continue
+        src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
+        if kind == CSV_KIND:
+            if p.parent not in snapshot_index:
                 tsv = p.parent / "SNAPSHOTS.tsv"
-                if tsv.is_file() and p.parent not in snapshot_index:
-                    snapshot_index[p.parent] = read_snapshot_index(tsv)
-                meta = snapshot_index.get(p.parent, {}).get(p.name)
-                if meta:
-                    src.upstream_path = meta.get("upstream_path") or None
-                    src.upstream_commit = meta.get("upstream_commit") or None
-                    src.committed_at = _committed_at(meta.get("committed_at"))
-            sources.append(src)
+                snapshot_index[p.parent] = read_snapshot_index(tsv) if tsv.is_file() else {}
+            meta = snapshot_index[p.parent].get(p.name)
+            if meta:
+                src.upstream_path = meta.get("upstream_path") or None
+                src.upstream_commit = meta.get("upstream_commit") or None
+                src.committed_at = _committed_at(meta.get("committed_at"))
+        sources.append(src)
     _mark_head(sources)
     return sources, problems
 

@@ -13,10 +13,18 @@ re-run points):
   builds that kept the version string). A fixed ratio alarm would therefore be
   both too loose for memory and too tight for the noisy kernels, so the noise
   is estimated per kernel/provider/mode/metric/GPU from the re-runs.
-* ``noise_quantile = 0.9``: the noise of a group is the 90th percentile of its
-  re-run |log ratio|, not the median: a verdict has to survive the bad re-runs,
-  not the typical one. Groups have 4-8 re-run points, so this is close to
-  their worst re-run.
+* ``noise_quantile = 0.9``: the noise of one re-run sweep (a sweep measured
+  more than once at one version) is the 90th percentile of its points'
+  within-version spread ln(max p50 / min p50), not the median: a verdict has
+  to survive the bad re-runs, not the typical one. Sweeps have 4-8 points, so
+  this is close to their worst point.
+* ``min_rerun_sweeps = 3``: a group's own noise is the median over its re-run
+  sweeps, and it is used only when the group has at least 3 of them, so no
+  single run can set it. A group with fewer borrows the pooled noise of its
+  metric (the median over every re-run sweep of that metric). On the shipped
+  history every group has exactly one re-run sweep: jsd/liger/forward on B200
+  has a cold 0.8.0 re-run 6x slower than its sibling, which used to set that
+  group's threshold to +-939 %.
 * ``noise_multiplier = 1.5``: a change must exceed 1.5x that spread. Together
   with the quantile this keeps every shipped same-version re-run unflagged.
 * ``min_noise_floor = 0.03``: no threshold is ever below 3 %. Memory re-runs
@@ -66,6 +74,10 @@ class RegressionSettings(BaseModel):
         0.9, ge=0.0, le=1.0,
         description="Quantile of the same-version re-run |log ratio| used as a group's spread.",
     )
+    min_rerun_sweeps: int = Field(
+        3, ge=1, le=10_000,
+        description="Re-run sweeps a group needs before its own noise replaces the pooled one.",
+    )
     require_band_separation: bool = Field(
         True, description="Require non-overlapping p20-p80 bands for a regression/improvement.",
     )
@@ -91,6 +103,7 @@ _COLUMNS: dict[str, str] = {
     "min_noise_floor": "double",
     "noise_multiplier": "double",
     "noise_quantile": "double",
+    "min_rerun_sweeps": "integer",
     "require_band_separation": "boolean",
     "sweep_min_band_fraction": "double",
     "min_shared_points": "integer",

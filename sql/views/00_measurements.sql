@@ -1,37 +1,15 @@
--- One row per distinct measurement, with the columns people query.
+-- measurements: one row per distinct measurement, with the columns people query.
+--
+-- x_numeric     x_value as a number (NULL when the x value is not numeric), so
+--               x points sort as numbers (128 < 1024), not as text.
+-- version_rank  PEP 440 order of liger_version from `liger_version_order`
+--               (computed in Python with packaging.version before the views);
+--               NULL for a version that is not valid PEP 440.
 create or replace view measurements as
-with facts as (
-    select * from fact_measurement
-),
-renamed as (
-    select
-        measurement_digest,
-        kernel_name,
-        kernel_provider,
-        kernel_operation_mode,
-        metric_name,
-        metric_unit,
-        gpu_name,
-        x_name,
-        x_label,
-        x_value,
-        extra_config,
-        liger_version,
-        observed_at,
-        p20,
-        p50,
-        p80,
-        environment_digest,
-        protocol_digest,
-        workload_digest,
-        implementation_digest,
-        source_count,
-        origin,
-        first_seen_commit,
-        first_seen_at,
-        last_seen_commit,
-        last_seen_at,
-        in_upstream_head
-    from facts
-)
-select * from renamed;
+select
+    fact_measurement.*,
+    try_cast(fact_measurement.x_value as double) as x_numeric,
+    liger_version_order.version_rank
+from fact_measurement
+left join liger_version_order
+    on liger_version_order.liger_version = fact_measurement.liger_version

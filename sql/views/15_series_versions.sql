@@ -1,61 +1,45 @@
--- series_versions: one row per series and version -- the measurement that is compared.
+-- series_versions: one row per series and version, summarizing EVERY run of it.
 -- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- incremental key: kernel_name, gpu_name
 --
--- A series is kernel_name, kernel_provider, kernel_operation_mode, metric_name,
--- gpu_name, x_name, x_value, extra_config. Where a version was measured more
--- than once, the latest run (by observed_at) is kept here; the earlier runs
--- feed the noise estimate in `noise_floor`. Versions without a PEP 440 rank
--- are dropped (they sort nowhere).
+-- Series key, version order and the Liger-family rule: see ranked_measurements.
+-- Over the runs of one series at one version:
+--   runs          how many runs (1 for most series)
+--   p50           the median of the runs' p50
+--   p50_min/max   the lowest and highest p50 of a run
+--   spread_log    ln(p50_max / p50_min): how far the runs of this version
+--                 disagree (0 for a single run); the unit of re-run noise
+--   p20, p80      the envelope band: the lowest p20 and the highest p80 of any
+--                 run, so a band separation holds for every run, not just one
+--   observed_at   the latest run; first_observed_at the earliest.
+-- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
+-- version here (liger_version shows the greater text).
 create or replace view series_versions as
-with source as (
-    select
-        measurements.*,
-        version_order.version_rank
-    from measurements
-    inner join liger_version_order as version_order
-        on version_order.liger_version = measurements.liger_version
-    where version_order.version_rank is not null
-        and measurements.p50 is not null
-),
-
-ranked as (
-    select
-        *,
-        count(*) over series_version as runs_at_version,
-        row_number() over (
-            partition by
-                kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-                gpu_name, x_name, x_value, extra_config, version_rank
-            order by observed_at desc nulls last, measurement_digest desc
-        ) as run_recency
-    from source
-    window series_version as (
-        partition by
-            kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-            gpu_name, x_name, x_value, extra_config, version_rank
-    )
-)
-
 select
     kernel_name,
     kernel_provider,
-    starts_with(kernel_provider, 'liger') as is_liger,
+    is_liger,
     kernel_operation_mode,
     metric_name,
-    metric_unit,
+    max(metric_unit) as metric_unit,
     gpu_name,
     x_name,
-    x_label,
+    max(x_label) as x_label,
     x_value,
-    try_cast(x_value as double) as x_numeric,
+    max(x_numeric) as x_numeric,
     extra_config,
-    liger_version,
+    max(liger_version) as liger_version,
     version_rank,
-    observed_at,
-    p20,
-    p50,
-    p80,
-    runs_at_version,
-    measurement_digest
-from ranked
-where run_recency = 1
+    max(observed_at) as observed_at,
+    min(observed_at) as first_observed_at,
+    count(*) as runs,
+    median(p50) as p50,
+    min(p50) as p50_min,
+    max(p50) as p50_max,
+    ln(max(p50) / min(p50)) as spread_log,
+    min(p20) as p20,
+    max(p80) as p80
+from ranked_measurements
+group by
+    kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
+    gpu_name, x_name, x_value, extra_config, version_rank

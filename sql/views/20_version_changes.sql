@@ -1,19 +1,20 @@
--- version_changes: each pair of consecutive versions of each series.
+-- version_changes: each pair of consecutive versions of each series, all providers.
 -- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- incremental key: kernel_name, gpu_name
 --
 -- Consecutive means consecutive among the versions this series was measured
--- at, in PEP 440 order (version_rank), never text order. Lower is better for
--- every metric (ms and MB), so ratio > 1 is "worse".
+-- at, in PEP 440 order (version_rank), never text order. Both sides summarize
+-- every run of their version (series_versions): p50 is the median of the runs,
+-- p20/p80 the envelope band, *_runs the number of runs, *_spread_log how far
+-- those runs disagree. Lower is better for every metric (ms and MB), so
+-- ratio > 1 is "worse".
 -- bands_separated: for a worse change to_p20 > from_p80, for a better change
--- to_p80 < from_p20 (upstream's p20/p80 bands do not overlap).
+-- to_p80 < from_p20: the bands of every run of one version clear the bands of
+-- every run of the other.
 -- Reference providers (torch, huggingface, ...) are included as context;
--- verdicts (`regressions`) judge liger-family providers only.
+-- verdicts judge liger-family providers only.
 create or replace view version_changes as
-with series_versions as (
-    select * from series_versions
-),
-
-paired as (
+with paired as (
     select
         *,
         lag(liger_version) over series_order as from_version,
@@ -22,7 +23,8 @@ paired as (
         lag(p20) over series_order as from_p20,
         lag(p50) over series_order as from_p50,
         lag(p80) over series_order as from_p80,
-        lag(runs_at_version) over series_order as from_runs
+        lag(runs) over series_order as from_runs,
+        lag(spread_log) over series_order as from_spread_log
     from series_versions
     window series_order as (
         partition by
@@ -30,14 +32,6 @@ paired as (
             gpu_name, x_name, x_value, extra_config
         order by version_rank
     )
-),
-
-with_ratio as (
-    select
-        *,
-        case when from_p50 > 0 and p50 > 0 then p50 / from_p50 end as ratio
-    from paired
-    where from_version is not null
 )
 
 select
@@ -66,19 +60,20 @@ select
     p50 as to_p50,
     p80 as to_p80,
     from_runs,
-    runs_at_version as to_runs,
-    ratio,
-    ln(ratio) as log_ratio,
+    runs as to_runs,
+    from_spread_log,
+    spread_log as to_spread_log,
+    p50 / from_p50 as ratio,
+    ln(p50 / from_p50) as log_ratio,
     case
-        when ratio > 1 then 'worse'
-        when ratio < 1 then 'better'
-        when ratio = 1 then 'equal'
+        when p50 > from_p50 then 'worse'
+        when p50 < from_p50 then 'better'
+        else 'equal'
     end as direction,
-    coalesce(
-        case
-            when ratio > 1 then p20 > from_p80
-            when ratio < 1 then p80 < from_p20
-        end,
-        false
-    ) as bands_separated
-from with_ratio
+    case
+        when p50 > from_p50 then p20 > from_p80
+        when p50 < from_p50 then p80 < from_p20
+        else false
+    end as bands_separated
+from paired
+where from_version is not null

@@ -1,68 +1,62 @@
 -- noise_floor: how far the p50 moves when the same version is simply run again.
 -- materialize: table   (computed once per build; see Warehouse.build_duckdb)
 --
--- For every series measured more than once at one version, each earlier run is
--- compared with the latest one: spread = |ln(p50_run / p50_latest)|.
+-- The unit is a re-run sweep: a sweep (series without x_value) measured more
+-- than once at one version. Its noise is the `noise_quantile` of its points'
+-- within-version spreads ln(p50_max / p50_min) (series_versions.spread_log),
+-- interpolated like quantile_cont over the sorted spreads.
 -- Rows, by scope:
 --   'group'   per kernel_name, kernel_provider, kernel_operation_mode,
---             metric_name, gpu_name that has re-runs;
---   'metric'  per metric_name: the median of the group noises (fallback for
---             groups without re-runs);
---   'overall' the median of all group noises (always present, even with no
---             re-runs at all: then the noise is 0 and the floor applies).
--- noise_log is the `noise_quantile` (regression_settings) of a group's
--- spreads, computed like quantile_cont (DuckDB needs a constant quantile, so
--- it is interpolated over the sorted list by hand).
+--             metric_name, gpu_name with re-runs: the MEDIAN over its re-run
+--             sweeps. `trusted` when it rests on at least min_rerun_sweeps of
+--             them; only a trusted group uses its own noise. One run can
+--             therefore never set a threshold: with fewer re-run sweeps the
+--             group borrows the pooled noise below.
+--   'metric'  per metric_name: the median over every re-run sweep of that
+--             metric (the pooled estimate);
+--   'overall' the median over every re-run sweep (always present; with no
+--             re-runs at all the noise is 0 and the floor applies).
 -- threshold = greatest(min_noise_floor, noise_multiplier * noise) is the
 -- relative change a verdict must exceed; threshold_log = ln(1 + threshold).
+-- A version whose own runs spread beyond that threshold makes its pairs
+-- `unstable` (see verdicts): the outlier run is not silenced, it is named.
 create or replace view noise_floor as
-with settings as (
-    select * from regression_settings
-),
-
-source as (
-    select
-        measurements.*,
-        version_order.version_rank
-    from measurements
-    inner join liger_version_order as version_order
-        on version_order.liger_version = measurements.liger_version
-    where version_order.version_rank is not null
-        and measurements.p50 > 0
-),
-
-runs as (
+with rerun_points as (
     select
         kernel_name,
         kernel_provider,
         kernel_operation_mode,
         metric_name,
         gpu_name,
-        p50,
-        first_value(p50) over series_version as latest_p50,
-        row_number() over series_version as run_recency
-    from source
-    window series_version as (
+        x_name,
+        extra_config,
+        version_rank,
+        spread_log,
+        row_number() over rerun_sweep as spread_order,
+        count(*) over (
+            partition by
+                kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+                gpu_name, x_name, extra_config, version_rank
+        ) as sweep_points
+    from series_versions
+    where runs > 1
+    window rerun_sweep as (
         partition by
             kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-            gpu_name, x_name, x_value, extra_config, version_rank
-        order by observed_at desc nulls last, measurement_digest desc
+            gpu_name, x_name, extra_config, version_rank
+        order by spread_log, x_value
     )
 ),
 
-rerun_spreads as (
+quantile_positions as (
     select
-        kernel_name,
-        kernel_provider,
-        kernel_operation_mode,
-        metric_name,
-        gpu_name,
-        abs(ln(p50 / latest_p50)) as spread
-    from runs
-    where run_recency > 1
+        rerun_points.*,
+        1 + regression_settings.noise_quantile * (sweep_points - 1) as position
+    from rerun_points
+    cross join regression_settings
 ),
 
-group_spreads as (
+rerun_sweeps as (
     select
         kernel_name,
         kernel_provider,
@@ -70,18 +64,17 @@ group_spreads as (
         metric_name,
         gpu_name,
         count(*) as rerun_points,
-        median(spread) as median_log,
-        list_sort(list(spread)) as sorted_spreads
-    from rerun_spreads
-    group by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name
-),
-
-group_noise as (
-    select
-        group_spreads.*,
-        1 + settings.noise_quantile * (len(sorted_spreads) - 1) as quantile_position
-    from group_spreads
-    cross join settings
+        median(spread_log) as median_log,
+        max(case when spread_order = floor(position) then spread_log end)
+        + max(position - floor(position))
+        * (
+            max(case when spread_order = ceil(position) then spread_log end)
+            - max(case when spread_order = floor(position) then spread_log end)
+        ) as noise_log
+    from quantile_positions
+    group by
+        kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        gpu_name, x_name, extra_config, version_rank
 ),
 
 group_rows as (
@@ -92,47 +85,43 @@ group_rows as (
         kernel_operation_mode,
         metric_name,
         gpu_name,
-        rerun_points,
-        1::bigint as rerun_groups,
-        median_log,
-        sorted_spreads[floor(quantile_position)::integer]
-        + (quantile_position - floor(quantile_position))
-        * (
-            sorted_spreads[ceil(quantile_position)::integer]
-            - sorted_spreads[floor(quantile_position)::integer]
-        ) as noise_log
-    from group_noise
+        sum(rerun_points) as rerun_points,
+        count(*) as rerun_sweeps,
+        median(median_log) as median_log,
+        median(noise_log) as noise_log
+    from rerun_sweeps
+    group by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name
 ),
 
 metric_rows as (
     select
         'metric' as scope,
-        null::varchar as kernel_name,
-        null::varchar as kernel_provider,
-        null::varchar as kernel_operation_mode,
+        cast(null as varchar) as kernel_name,
+        cast(null as varchar) as kernel_provider,
+        cast(null as varchar) as kernel_operation_mode,
         metric_name,
-        null::varchar as gpu_name,
-        sum(rerun_points)::bigint as rerun_points,
-        count(*)::bigint as rerun_groups,
+        cast(null as varchar) as gpu_name,
+        sum(rerun_points) as rerun_points,
+        count(*) as rerun_sweeps,
         median(median_log) as median_log,
         median(noise_log) as noise_log
-    from group_rows
+    from rerun_sweeps
     group by metric_name
 ),
 
 overall_row as (
     select
         'overall' as scope,
-        null::varchar as kernel_name,
-        null::varchar as kernel_provider,
-        null::varchar as kernel_operation_mode,
-        null::varchar as metric_name,
-        null::varchar as gpu_name,
-        coalesce(sum(rerun_points), 0)::bigint as rerun_points,
-        count(*)::bigint as rerun_groups,
+        cast(null as varchar) as kernel_name,
+        cast(null as varchar) as kernel_provider,
+        cast(null as varchar) as kernel_operation_mode,
+        cast(null as varchar) as metric_name,
+        cast(null as varchar) as gpu_name,
+        coalesce(sum(rerun_points), 0) as rerun_points,
+        count(*) as rerun_sweeps,
         coalesce(median(median_log), 0) as median_log,
         coalesce(median(noise_log), 0) as noise_log
-    from group_rows
+    from rerun_sweeps
 ),
 
 all_rows as (
@@ -141,28 +130,38 @@ all_rows as (
     select * from metric_rows
     union all
     select * from overall_row
+),
+
+thresholds as (
+    select
+        all_rows.*,
+        exp(all_rows.median_log) - 1 as median_rel_spread,
+        exp(all_rows.noise_log) - 1 as noise_rel_spread,
+        greatest(
+            regression_settings.min_noise_floor,
+            regression_settings.noise_multiplier * (exp(all_rows.noise_log) - 1)
+        ) as threshold,
+        regression_settings.noise_multiplier * (exp(all_rows.noise_log) - 1)
+        < regression_settings.min_noise_floor as floor_applied,
+        all_rows.scope <> 'group'
+        or all_rows.rerun_sweeps >= regression_settings.min_rerun_sweeps as trusted
+    from all_rows
+    cross join regression_settings
 )
 
 select
-    all_rows.scope,
-    all_rows.kernel_name,
-    all_rows.kernel_provider,
-    all_rows.kernel_operation_mode,
-    all_rows.metric_name,
-    all_rows.gpu_name,
-    all_rows.rerun_points,
-    all_rows.rerun_groups,
-    exp(all_rows.median_log) - 1 as median_rel_spread,
-    exp(all_rows.noise_log) - 1 as noise_rel_spread,
-    greatest(
-        settings.min_noise_floor,
-        settings.noise_multiplier * (exp(all_rows.noise_log) - 1)
-    ) as threshold,
-    ln(1 + greatest(
-        settings.min_noise_floor,
-        settings.noise_multiplier * (exp(all_rows.noise_log) - 1)
-    )) as threshold_log,
-    settings.noise_multiplier * (exp(all_rows.noise_log) - 1)
-    < settings.min_noise_floor as floor_applied
-from all_rows
-cross join settings
+    scope,
+    kernel_name,
+    kernel_provider,
+    kernel_operation_mode,
+    metric_name,
+    gpu_name,
+    cast(rerun_points as bigint) as rerun_points,
+    cast(rerun_sweeps as bigint) as rerun_sweeps,
+    trusted,
+    median_rel_spread,
+    noise_rel_spread,
+    threshold,
+    ln(1 + threshold) as threshold_log,
+    floor_applied
+from thresholds

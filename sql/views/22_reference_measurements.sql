@@ -1,74 +1,85 @@
--- reference_measurements: the non-liger providers measured beside each liger measurement.
+-- reference_measurements: the non-liger providers measured beside each liger series and version.
 -- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- incremental key: kernel_name, gpu_name
 --
--- For every liger-family row of `series_versions` (any provider whose name
--- starts with 'liger'), each non-liger provider (torch, huggingface,
--- torch_compile, megatron, deepspeed_tiled, ...) of the same kernel, mode,
--- metric, GPU, x and extra_config at the same version is a reference. Of its
--- runs at that version, the one nearest in time to the liger measurement is
--- taken, and only if it is within reference_max_gap_hours (same machine, same
--- session). `regressions` turns these into a reference ratio per version pair.
+-- For every liger-family run (ranked_measurements, is_liger), each non-liger
+-- provider (torch, huggingface, torch_compile, megatron, deepspeed_tiled, ...)
+-- of the same kernel, mode, metric, GPU, x and extra_config at the same version
+-- is a reference. Of that provider's runs, the one nearest in time to the liger
+-- run is taken (ties: the later run, then the smaller digest), and only if it
+-- is within reference_max_gap_hours (same machine, same session). Every liger
+-- run of the version takes part: reference_p50 is the median over the liger
+-- runs of their nearest reference p50. `point_pairs` turns these into a
+-- reference ratio per version pair.
 create or replace view reference_measurements as
-with settings as (
-    select * from regression_settings
+with liger_runs as (
+    select * from ranked_measurements where is_liger
 ),
 
-liger_rows as (
-    select * from series_versions where is_liger
+reference_runs as (
+    select * from ranked_measurements where not is_liger
 ),
 
 candidates as (
     select
-        measurements.*,
-        version_order.version_rank
-    from measurements
-    inner join liger_version_order as version_order
-        on version_order.liger_version = measurements.liger_version
-    where version_order.version_rank is not null
-        and not starts_with(measurements.kernel_provider, 'liger')
-        and measurements.p50 > 0
+        liger_runs.kernel_name,
+        liger_runs.kernel_provider,
+        liger_runs.kernel_operation_mode,
+        liger_runs.metric_name,
+        liger_runs.gpu_name,
+        liger_runs.x_name,
+        liger_runs.x_value,
+        liger_runs.extra_config,
+        liger_runs.liger_version,
+        liger_runs.version_rank,
+        liger_runs.measurement_digest as liger_digest,
+        reference_runs.kernel_provider as reference_provider,
+        reference_runs.measurement_digest as reference_digest,
+        reference_runs.observed_at as reference_observed_at,
+        reference_runs.p50 as reference_p50,
+        abs(date_diff('second', liger_runs.observed_at, reference_runs.observed_at)) / 3600.0
+            as gap_hours
+    from liger_runs
+    inner join reference_runs
+        on reference_runs.kernel_name = liger_runs.kernel_name
+        and reference_runs.kernel_operation_mode = liger_runs.kernel_operation_mode
+        and reference_runs.metric_name = liger_runs.metric_name
+        and reference_runs.gpu_name = liger_runs.gpu_name
+        and reference_runs.x_name is not distinct from liger_runs.x_name
+        and reference_runs.x_value is not distinct from liger_runs.x_value
+        and reference_runs.extra_config is not distinct from liger_runs.extra_config
+        and reference_runs.version_rank = liger_runs.version_rank
 ),
 
-matched as (
+nearest as (
     select
-        liger_rows.kernel_name,
-        liger_rows.kernel_provider,
-        liger_rows.kernel_operation_mode,
-        liger_rows.metric_name,
-        liger_rows.gpu_name,
-        liger_rows.x_name,
-        liger_rows.x_value,
-        liger_rows.extra_config,
-        liger_rows.liger_version,
-        liger_rows.version_rank,
-        liger_rows.observed_at as liger_observed_at,
-        candidates.kernel_provider as reference_provider,
-        candidates.observed_at as reference_observed_at,
-        candidates.p20 as reference_p20,
-        candidates.p50 as reference_p50,
-        candidates.p80 as reference_p80,
-        abs(epoch(candidates.observed_at) - epoch(liger_rows.observed_at)) / 3600.0
-            as gap_hours
-    from liger_rows
-    inner join candidates
-        on candidates.kernel_name = liger_rows.kernel_name
-        and candidates.kernel_operation_mode = liger_rows.kernel_operation_mode
-        and candidates.metric_name = liger_rows.metric_name
-        and candidates.gpu_name = liger_rows.gpu_name
-        and candidates.x_name is not distinct from liger_rows.x_name
-        and candidates.x_value is not distinct from liger_rows.x_value
-        and candidates.extra_config is not distinct from liger_rows.extra_config
-        and candidates.version_rank = liger_rows.version_rank
-    cross join settings
-    where abs(epoch(candidates.observed_at) - epoch(liger_rows.observed_at)) / 3600.0
-        <= settings.reference_max_gap_hours
+        candidates.*,
+        row_number() over (
+            partition by liger_digest, reference_provider
+            order by gap_hours, reference_observed_at desc, reference_digest
+        ) as nearness
+    from candidates
+    cross join regression_settings
+    where candidates.gap_hours <= regression_settings.reference_max_gap_hours
 )
 
-select *
-from matched
-qualify row_number() over (
-    partition by
-        kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, x_value, extra_config, version_rank, reference_provider
-    order by gap_hours, reference_observed_at desc
-) = 1
+select
+    kernel_name,
+    kernel_provider,
+    kernel_operation_mode,
+    metric_name,
+    gpu_name,
+    x_name,
+    x_value,
+    extra_config,
+    max(liger_version) as liger_version,
+    version_rank,
+    reference_provider,
+    count(*) as matched_runs,
+    median(reference_p50) as reference_p50,
+    max(gap_hours) as gap_hours
+from nearest
+where nearness = 1
+group by
+    kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+    x_name, x_value, extra_config, version_rank, reference_provider
