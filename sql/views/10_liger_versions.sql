@@ -1,5 +1,5 @@
 -- liger_versions: every measured Liger version in PEP 440 order.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- version_rank comes from `measurements` (liger_version_order, computed in
 -- Python because DuckDB cannot parse PEP 440). Text order is wrong (0.5.10 <

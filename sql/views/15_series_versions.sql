@@ -1,5 +1,5 @@
 -- series_versions: one row per series and version, summarizing EVERY run of it.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 -- incremental key: kernel_name, gpu_name
 --
 -- Series key, version order and the Liger-family rule: see ranked_measurements.

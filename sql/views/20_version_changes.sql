@@ -1,5 +1,5 @@
 -- version_changes: each pair of consecutive versions of each series, all providers.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 -- incremental key: kernel_name, gpu_name
 --
 -- Consecutive means consecutive among the versions this series was measured

@@ -1,5 +1,5 @@
 -- noise_floor: how far the p50 moves when the same version is simply run again.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- The unit is a re-run sweep: a sweep (series without x_value) measured more
 -- than once at one version. Its noise is the `noise_quantile` of its points'

@@ -1,5 +1,5 @@
 -- reference_measurements: the non-liger providers measured beside each liger series and version.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 -- incremental key: kernel_name, gpu_name
 --
 -- For every liger-family run (ranked_measurements, is_liger), each non-liger

@@ -1,5 +1,5 @@
 -- point_pairs: the evidence for one liger-family series and consecutive version pair.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- The liger-family rows of `version_changes`, plus:
 --   threshold        the noise threshold of the series' kernel/provider/mode/

@@ -1,5 +1,5 @@
 -- verdicts: THE verdict rule, for single points and for whole sweeps.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- One row per liger-family version pair: level 'point' (from point_pairs) or
 -- 'sweep' (from sweep_pairs, on the geomeans over the shared x points). Both

@@ -1,5 +1,5 @@
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- The sweep rows of `verdicts` (where the rule and its reasons live), with the
 -- point verdicts of the same pair counted beside them. geomean_ratio is the

@@ -1,5 +1,5 @@
 -- version_coverage: for every liger-family sweep and version, was it compared, and if not, why.
--- materialize: table   (computed once per build; see Warehouse.build_duckdb)
+-- materialize: table   (stored as a table; see pipeline/core/duckdb_build.py)
 --
 -- One row per sweep (kernel_name, kernel_provider, kernel_operation_mode,
 -- metric_name, gpu_name, x_name, extra_config) and version it was measured at.
