@@ -23,15 +23,16 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet
 	touch $@
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+# The template lives in config/: a dagster.yaml in the project root makes `dg dev` warn that it is ignored.
+$(DAGSTER_HOME)/dagster.yaml: config/dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $@
+	cp config/dagster.yaml $@
 
 setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
-	$(VENV)/bin/dg launch --assets '*' --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
+	$(VENV)/bin/dg launch --assets '*'
 	$(PY) -m pipeline.summary
 
 test: setup

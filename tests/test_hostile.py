@@ -64,7 +64,7 @@ def test_dagster_ui_binds_localhost():
     make = (REPO / "Makefile").read_text()
     dev = re.search(r"^dev:.*?(?=^\S|\Z)", make, re.S | re.M).group(0)
     assert "--host 127.0.0.1" in dev
-    assert "0.0.0.0" not in make and "0.0.0.0" not in (REPO / "dagster.yaml").read_text()
+    assert "0.0.0.0" not in make and "0.0.0.0" not in (REPO / "config" / "dagster.yaml").read_text()
 
 
 def test_readers_paste_no_data_values_into_sql():
