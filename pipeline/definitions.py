@@ -13,18 +13,6 @@ from pipeline.defs.resources import warehouse_resource
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
-# The console logger of every run at INFO: runs started by the sensor or schedule under `make dev`
-# would otherwise print each step event at DEBUG. A run can still ask for DEBUG in its run config
-# (`loggers: console: config: log_level: DEBUG`), as `make bench` does to time the steps.
-console_logger = dg.LoggerDefinition(
-    dg.colored_console_logger.logger_fn,
-    config_schema={
-        "log_level": dg.Field(str, default_value="INFO", is_required=False),
-        "name": dg.Field(str, default_value="dagster", is_required=False),
-    },
-    description="dagster's coloured console logger, INFO by default",
-)
-
 
 @dg.definitions
 def defs() -> dg.Definitions:
@@ -35,6 +23,5 @@ def defs() -> dg.Definitions:
         dg.Definitions(
             executor=dg.in_process_executor,
             resources={"warehouse": warehouse_resource()},
-            loggers={"console": console_logger},
         ),
     )
