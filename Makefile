@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup run test bench dev clean schemas
+.PHONY: setup run test bench dev clean schemas sql notebook
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -41,6 +41,14 @@ test: setup
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
 dev: setup
 	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
+
+## SQL prompt over warehouse/liger.duckdb (read-only); `make sql Q="select ..."` runs one query.
+sql: setup
+	$(PY) -m pipeline.sql_shell $(if $(Q),-c "$(Q)")
+
+## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
+notebook: setup
+	$(UV) run --frozen --group notebook jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
 
 bench: setup
 	$(PY) -m bench.run
