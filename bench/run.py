@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench import floor
+from bench import floor, report_step
 from bench.generate import generate, write_extra_snapshot
 from bench.measure import measure_callable, measure_subprocess, result_row, write_table
 
@@ -52,13 +52,6 @@ def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     return measure_subprocess([dg, "launch", "--assets", "*", "--config-json", DEBUG_LOGS], cwd=PROJECT,
                               env=pipeline_env(data, warehouse, home))
 
-
-def report_step(db: Path, out_dir: Path) -> dict:
-    """The regression report alone, on the built warehouse (same call as the Dagster asset)."""
-    from pipeline.core.report import write_report
-
-    summary = write_report(db, out_dir)
-    return {"flagged_sweeps": summary["flagged_sweeps"], "plots": summary["plots"]}
 
 
 STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
@@ -148,7 +141,7 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
     print(f"[{label}]   {full['wall_s']:.1f} s, {facts:,} facts", flush=True)
 
     print(f"[{label}] report step alone (write_report, default max_plots)", flush=True)
-    rep = measure_callable(report_step, wh / "liger.duckdb", runs / "report")
+    rep = measure_callable(report_step.run, wh / "liger.duckdb", runs / "report")
     results.append(result_row("report_step", label, facts, rep["wall_s"], rep["peak_rss_mb"]))
     step_lines.append(f"| {label} | report step alone: {rep['result']['flagged_sweeps']:,} flagged sweeps, "
                       f"{rep['result']['plots']} plots | {rep['wall_s']:.1f} |")
