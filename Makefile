@@ -32,8 +32,8 @@ setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
-	$(VENV)/bin/dg launch --assets '*'
-	$(PY) -m pipeline.summary
+	@# the summary also names a failed step; make still exits with the run's status
+	$(VENV)/bin/dg launch --assets '*'; status=$$?; $(PY) -m pipeline.summary; exit $$status
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadfile
