@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup run test bench dev clean schemas
+.PHONY: setup run test bench dev clean schemas sql notebook
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -23,16 +23,17 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet
 	touch $@
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+# The template lives in config/: a dagster.yaml in the project root makes `dg dev` warn that it is ignored.
+$(DAGSTER_HOME)/dagster.yaml: config/dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $@
+	cp config/dagster.yaml $@
 
 setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
-	$(VENV)/bin/dg launch --job liger_warehouse_job --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
-	$(PY) -m pipeline.summary
+	@# the summary also names a failed step; make still exits with the run's status
+	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.summary; exit $$status
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadfile
@@ -40,6 +41,14 @@ test: setup
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
 dev: setup
 	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
+
+## SQL prompt over warehouse/liger.duckdb (read-only); `make sql Q="select ..."` runs one query.
+sql: setup
+	$(PY) -m pipeline.sql_shell $(if $(Q),-c "$(Q)")
+
+## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
+notebook: setup
+	$(UV) run --frozen --group notebook jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
 
 bench: setup
 	$(PY) -m bench.run

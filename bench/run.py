@@ -22,12 +22,13 @@ from pathlib import Path
 
 import duckdb
 
-from bench import floor
+from bench import floor, report_step
 from bench.generate import generate, write_extra_snapshot
 from bench.measure import measure_callable, measure_subprocess, result_row, write_table
 
 PROJECT = Path(__file__).resolve().parents[1]
-SIZES = {"smoke": (20_000, 2_000), "100k": (100_000, 10_000), "1m": (1_000_000, 100_000), "10m": (10_000_000, 1_000_000)}
+SIZES = {"smoke": (20_000, 2_000), "100k": (100_000, 10_000), "1m": (1_000_000, 100_000),
+         "3m": (3_000_000, 300_000), "10m": (10_000_000, 1_000_000)}
 
 
 def _parse_size(text: str) -> int:
@@ -37,14 +38,20 @@ def _parse_size(text: str) -> int:
 
 def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(PROJECT / "config" / "dagster.yaml", home / "dagster.yaml")
     return {**os.environ, "LIGER_DATA_RAW": str(data), "LIGER_WAREHOUSE": str(warehouse), "DAGSTER_HOME": str(home),
             "DAGSTER_DISABLE_TELEMETRY": "1", "PYTHONPATH": str(PROJECT)}
 
 
+# runs log at INFO by default; the step timings below are read from the DEBUG step events
+DEBUG_LOGS = '{"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}'
+
+
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     dg = Path(sys.executable).parent / "dg"
-    return measure_subprocess([dg, "launch", "--job", "liger_warehouse_job"], cwd=PROJECT, env=pipeline_env(data, warehouse, home))
+    return measure_subprocess([dg, "launch", "--job", "liger_warehouse_job", "--config-json", DEBUG_LOGS], cwd=PROJECT,
+                              env=pipeline_env(data, warehouse, home))
+
 
 
 STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
@@ -133,6 +140,12 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
         facts = con.execute("select count(*) from measurements").fetchone()[0]
     print(f"[{label}]   {full['wall_s']:.1f} s, {facts:,} facts", flush=True)
 
+    print(f"[{label}] report step alone (write_report, default max_plots)", flush=True)
+    rep = measure_callable(report_step.run, wh / "liger.duckdb", runs / "report")
+    results.append(result_row("report_step", label, facts, rep["wall_s"], rep["peak_rss_mb"]))
+    step_lines.append(f"| {label} | report step alone: {rep['result']['flagged_sweeps']:,} flagged sweeps, "
+                      f"{rep['result']['plots']} plots | {rep['wall_s']:.1f} |")
+
     print(f"[{label}] floor (bare parse to Parquet)", flush=True)
     floor_total = {"wall_s": 0.0, "peak": 0.0}
     for case in ("duckdb_csv_plain", "duckdb_ndjson"):
@@ -178,7 +191,7 @@ def machine() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1m,10m", help="comma list of smoke/100k/1m/10m")
+    ap.add_argument("--sizes", default="1m,10m", help="comma list of smoke/100k/1m/3m/10m")
     ap.add_argument("--baseline-max", default="1m", help="run the (slow) baseline only up to this size")
     ap.add_argument("--smoke", action="store_true", help="tiny size for CI")
     ap.add_argument("--work", default=str(PROJECT / "bench" / "work"))

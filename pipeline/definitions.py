@@ -1,10 +1,17 @@
 """Code location: every module in pipeline/defs/ plus project-wide executor and resources."""
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
 
 from pipeline.defs.resources import warehouse_resource
+
+# dagster marks parts of its own API (e.g. the `*` selection that `dg launch --assets '*'` parses)
+# as beta/preview; those warnings address dagster's developers, not this project's users
+# (https://docs.dagster.io/api/api-lifecycle/filtering-api-lifecycle-warnings)
+warnings.filterwarnings("ignore", category=dg.BetaWarning)
+warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
 
 @dg.definitions
@@ -13,5 +20,8 @@ def defs() -> dg.Definitions:
     # One process: the multiprocess executor costs ~2 s of start-up per step on 2 cores.
     return dg.Definitions.merge(
         loaded,
-        dg.Definitions(executor=dg.in_process_executor, resources={"warehouse": warehouse_resource()}),
+        dg.Definitions(
+            executor=dg.in_process_executor,
+            resources={"warehouse": warehouse_resource()},
+        ),
     )

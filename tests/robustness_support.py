@@ -45,7 +45,7 @@ def small_data_raw(dest: Path, n_csv: int = 5, kernelindex: bool = True, skip: i
 def run_env(data_raw: Path, warehouse: Path, dagster_home: Path, **extra: str) -> dict[str, str]:
     dagster_home.mkdir(parents=True, exist_ok=True)
     if not (dagster_home / "dagster.yaml").exists():
-        shutil.copy(REPO / "dagster.yaml", dagster_home / "dagster.yaml")
+        shutil.copy(REPO / "config" / "dagster.yaml", dagster_home / "dagster.yaml")
     env = dict(os.environ)
     env.update(LIGER_DATA_RAW=str(data_raw), LIGER_WAREHOUSE=str(warehouse), DAGSTER_HOME=str(dagster_home),
                DAGSTER_DISABLE_TELEMETRY="1", PYTHONPATH=str(REPO), **extra)

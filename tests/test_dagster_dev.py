@@ -80,7 +80,7 @@ def test_make_dev_serves_the_asset_graph_on_loopback_only(tmp_path):
     port = _free_port()
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text((PROJECT / "dagster.yaml").read_text())
+    (home / "dagster.yaml").write_text((PROJECT / "config" / "dagster.yaml").read_text())
     env = {**os.environ, "DAGSTER_HOME": str(home), "LIGER_WAREHOUSE": str(tmp_path / "warehouse"),
            "DAGSTER_DISABLE_TELEMETRY": "1"}
     # Own process group: a background `dagster dev` ignores SIGTERM sent to the parent alone.

@@ -317,32 +317,40 @@ def test_notebook_executes(warehouse, monkeypatch):
     matplotlib.use("Agg")
     monkeypatch.setenv("LIGER_DUCKDB", str(warehouse))
     nb = json.loads((REPO / "notebooks" / "version_trend.ipynb").read_text())
+    import matplotlib.pyplot as plt
+
     namespace = {"__name__": "__main__"}
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             exec(compile("".join(cell["source"]), "version_trend.ipynb", "exec"), namespace)
     assert namespace["trend"], "the notebook found no rows for its default kernel"
-    import matplotlib.pyplot as plt
-
+    assert namespace["panels"], "no default panel has a series measured at two versions"
+    for gpu, mode in namespace["panels"]:
+        keys = {(r["provider"], r["x_value"], r["extra_config"]) for r in namespace["shown"]
+                if r["gpu_name"] == gpu and r["mode"] == mode}
+        assert any(len(namespace["series_versions"][(gpu, mode, *k)]) > 1 for k in keys)
+    labels = [t.get_text() for f in map(plt.figure, plt.get_fignums()) for ax in f.axes for t in ax.texts]
+    assert labels and all("=" in t for t in labels), "each x point's line is labelled"
     plt.close("all")
 
 
 def test_dagster_report_asset_and_check(warehouse, tmp_path):
     import dagster as dg
 
-    from pipeline.defs.report import newest_version_has_no_regressions, regression_report
+    from pipeline.defs.report import newest_version_has_no_regressions, newest_version_was_compared, regression_report
     from pipeline.defs.resources import WarehouseResource
 
     wh = tmp_path / "wh"
     wh.mkdir()
     shutil.copy(warehouse, wh / "liger.duckdb")
     result = dg.materialize(
-        [regression_report, newest_version_has_no_regressions],
+        [regression_report, newest_version_has_no_regressions, newest_version_was_compared],
         resources={"warehouse": WarehouseResource(warehouse=str(wh))},
         instance=dg.DagsterInstance.ephemeral(),
     )
     assert result.success
     checks = result.get_asset_check_evaluations()
-    assert len(checks) == 1
-    assert checks[0].severity == dg.AssetCheckSeverity.WARN
+    assert {c.asset_check_key.name for c in checks} == {"newest_version_has_no_regressions",
+                                                         "newest_version_was_compared"}
+    assert all(c.severity == dg.AssetCheckSeverity.WARN for c in checks)
     assert (wh / "reports" / "regressions.html").exists()

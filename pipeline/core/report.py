@@ -1,15 +1,21 @@
-"""Regression report: markdown + self-contained HTML with one plot per flagged sweep.
+"""Regression report: ``regressions.html`` (plots embedded) and ``regressions.md`` (+ ``plots/*.png``).
 
-``write_report(db_path, out_dir)`` opens the warehouse read-only, reads the
-regression views and writes ``regressions.html`` (PNG plots embedded as
-base64), ``regressions.md`` (plots referenced from ``plots/``) into
-``out_dir``. Every file is written aside and renamed into place. Returns
-summary numbers for Dagster metadata. Pure: no Dagster imports.
+``write_report(db_path, out_dir, max_plots=30)`` opens the warehouse read-only and writes:
 
-Flagged sweeps are those whose verdict is ``regression``, ``improvement`` or
-``drift``; each gets a plot: p50 over x with the p20-p80 band for every version
-of the liger provider, and beside it the reference providers (torch,
-huggingface, ...) measured at the same versions.
+* the newest version's headline: its verdicts and how many of its series were
+  compared at all, so "no regressions" never hides "nothing compared";
+* coverage per version (``version_coverage``): series, compared, verdicts, and
+  why the others were not compared;
+* one table of every flagged sweep (regression, unstable, drift, improvement),
+  newest version first, then by severity, with runs per side, thresholds as
+  percentages and a hint for launch-bound sweeps;
+* at most ``max_plots`` plots, for the first sweeps of that table;
+* point-level regressions of the newest version, change points and the noise
+  floor, each capped with a note of how many rows the view holds.
+
+Cost is bounded by ``max_plots`` and the number of flagged sweeps: tables are
+rendered inside DuckDB and the plot query fetches the points of the plotted
+sweeps only. Pure: no Dagster imports. Every file is written aside and renamed.
 """
 
 from __future__ import annotations
@@ -17,33 +23,156 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import io
-import math
 import os
 import tempfile
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from . import duck
+from pipeline.core.report_plot import plot_sweep
+from pipeline.core.report_queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
+from pipeline.core.report_tables import Column, install_macros, number_sql, percent_sql, ratio_sql, render_table
 
-__all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS"]
+__all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
 
-FLAGGED_VERDICTS = ("regression", "improvement", "drift")
-_VERDICT_ORDER = {"regression": 0, "drift": 1, "improvement": 2, "insufficient": 3, "unchanged": 4}
+DEFAULT_MAX_PLOTS = 30
+POINT_ROWS_SHOWN = 50
+CHANGE_POINTS_SHOWN = 50
+NOISE_GROUPS_SHOWN = 30
+# launch-bound hint: the liger sweep moves less than this across x ...
+LAUNCH_FLAT_SPREAD = 1.5
+# ... while a reference provider grows at least this much over the same x points
+LAUNCH_REFERENCE_SPREAD = 3.0
 
 _SWEEP_KEYS = (
     "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
     "gpu_name", "x_name", "extra_config",
 )
+_SAME_SWEEP = " and ".join(
+    f"sv.{k} is not distinct from f.{k}" for k in _SWEEP_KEYS if k != "kernel_provider"
+)
+_PERCENT_SETTINGS = {"min_noise_floor", "sweep_min_band_fraction"}
+
+# every flagged sweep, numbered in plot order: newest version first, then the worst verdict,
+# then the largest change (normalized by the reference where there is one)
+_FLAGGED_VIEW = f"""
+create or replace temp view report_flagged as
+select
+    *,
+    row_number() over (
+        order by is_newest desc, {SEVERITY_SQL},
+            abs(ln(coalesce(geomean_normalized_ratio, geomean_ratio))) desc nulls last,
+            to_version_rank desc, {", ".join(_SWEEP_KEYS)}
+    ) as plot_rank
+from sweep_regressions
+where verdict in {FLAGGED_VERDICTS!r}
+"""
+
+# speed sweeps whose liger times barely move across x while a reference provider scales:
+# the kernel is dominated by launch overhead, so version-to-version changes are mostly noise
+_LAUNCH_HINT_VIEW = f"""
+create or replace temp view report_launch_hints as
+with f as (
+    select * from report_flagged where metric_name = 'speed'
+),
+own as (
+    select f.plot_rank, count(*) as points, max(sv.p50) / min(sv.p50) as spread
+    from f join series_versions as sv
+        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+        and sv.version_rank = f.to_version_rank
+    where sv.p50 > 0
+    group by f.plot_rank
+),
+reference as (
+    select f.plot_rank, sv.kernel_provider, count(*) as points, max(sv.p50) / min(sv.p50) as spread
+    from f join series_versions as sv
+        on {_SAME_SWEEP} and not sv.is_liger and sv.version_rank = f.to_version_rank
+    where sv.p50 > 0
+    group by f.plot_rank, sv.kernel_provider
+),
+widest as (
+    select plot_rank, arg_max(kernel_provider, spread) as provider, max(spread) as spread
+    from reference where points >= 3 group by plot_rank
+)
+select
+    own.plot_rank,
+    printf('launch-bound? flat across x (×%.2f over %d points) while %s scales ×%.1f',
+           own.spread, own.points, widest.provider, widest.spread) as hint
+from own join widest using (plot_rank)
+where own.points >= 3 and own.spread <= {LAUNCH_FLAT_SPREAD} and widest.spread >= {LAUNCH_REFERENCE_SPREAD}
+"""
+
+_PLOT_POINTS_SQL = f"""
+with top as (
+    select * from report_flagged where plot_rank <= ?
+),
+own_versions as (
+    select distinct f.plot_rank, sv.version_rank
+    from top as f join series_versions as sv
+        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+)
+select f.plot_rank, sv.kernel_provider, sv.is_liger, sv.liger_version, sv.version_rank,
+       sv.x_value, sv.x_numeric, sv.p20, sv.p50, sv.p80
+from top as f
+join series_versions as sv
+    on {_SAME_SWEEP} and (sv.kernel_provider = f.kernel_provider or not sv.is_liger)
+join own_versions as v
+    on v.plot_rank = f.plot_rank and v.version_rank = sv.version_rank
+order by f.plot_rank, sv.kernel_provider, sv.version_rank, sv.x_numeric nulls last, sv.x_value
+"""
+
+_FLAGGED_SOURCE = """
+select report_flagged.*, report_launch_hints.hint
+from report_flagged left join report_launch_hints using (plot_rank)
+"""
 
 
-def _records(con, sql: str, params: Iterable | None = None) -> list[dict]:
-    cur = con.execute(sql, list(params or []))
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
+    return (
+        Column("#", number_sql("plot_rank"),
+               html=f"case when plot_rank <= {int(max_plots)} then '<a href=\"#plot-' || plot_rank || '\">' "
+                    "|| plot_rank || '</a>' else cast(plot_rank as varchar) end"),
+        Column("versions", "from_version || ' → ' || to_version"),
+        Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+        Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"),
+        Column("GPU", "gpu_name"), Column("config", "extra_config"),
+        Column("points", number_sql("shared_points")),
+        Column("runs (from / to)", "cast(from_runs as varchar) || ' / ' || cast(to_runs as varchar)"),
+        Column("ratio", ratio_sql("geomean_ratio")),
+        Column("reference", ratio_sql("geomean_reference_ratio")),
+        Column("normalized", ratio_sql("geomean_normalized_ratio")),
+        Column("threshold", percent_sql("threshold", "±")),
+        Column("verdict", "verdict", css="verdict"),
+        Column("reason", "reason"),
+        Column("hint", "hint"),
+    )
+
+
+_POINT_COLUMNS = (
+    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("x", "x_name"), Column("x value", "x_value"),
+    Column("versions", "from_version || ' → ' || to_version"),
+    Column("ratio", ratio_sql("ratio")), Column("normalized", ratio_sql("normalized_ratio")),
+    Column("reason", "reason"),
+)
+_CHANGE_POINT_COLUMNS = (
+    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("from", "previous_version"), Column("introduced in", "version"),
+    Column("direction", "direction"), Column("shift", ratio_sql("shift_ratio")),
+    Column("basis", "basis"), Column("pair verdict", "pair_verdict"),
+)
+_NOISE_COLUMNS = (
+    Column("scope", "scope"), Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("re-run points", number_sql("rerun_points")),
+    Column("median re-run move", percent_sql("median_rel_spread")),
+    Column("noise", percent_sql("noise_rel_spread")),
+    Column("threshold", percent_sql("threshold", "±")),
+)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -61,311 +190,183 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _slug(sweep: dict) -> str:
+def _plot_name(sweep: dict) -> str:
     text = "|".join(str(sweep.get(k)) for k in (*_SWEEP_KEYS, "from_version", "to_version"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    safe = "".join(c if c.isalnum() else "_" for c in f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}")
-    return f"{safe}_{sweep['to_version']}_{digest}".replace(".", "-")
+    safe = "".join(c if c.isalnum() else "_" for c in
+                   f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}")
+    return f"{safe}_{sweep['to_version']}_{digest}".replace(".", "-") + ".png"
 
 
-def _sweep_points(con, sweep: dict) -> list[dict]:
-    """All versions of the sweep's provider and of the reference providers beside it."""
-    return _records(
-        con,
-        """
-        select kernel_provider, is_liger, liger_version, version_rank, x_value, x_numeric,
-               p20, p50, p80
-        from series_versions
-        where kernel_name = ? and kernel_operation_mode = ? and metric_name = ?
-          and gpu_name = ? and x_name is not distinct from ?
-          and extra_config is not distinct from ?
-          and (kernel_provider = ? or not is_liger)
-          and version_rank in (
-              select version_rank from series_versions
-              where kernel_name = ? and kernel_provider = ? and kernel_operation_mode = ?
-                and metric_name = ? and gpu_name = ? and x_name is not distinct from ?
-                and extra_config is not distinct from ?
-          )
-        order by kernel_provider, version_rank, x_numeric nulls last, x_value
-        """,
-        [
-            sweep["kernel_name"], sweep["kernel_operation_mode"], sweep["metric_name"],
-            sweep["gpu_name"], sweep["x_name"], sweep["extra_config"], sweep["kernel_provider"],
-            sweep["kernel_name"], sweep["kernel_provider"], sweep["kernel_operation_mode"],
-            sweep["metric_name"], sweep["gpu_name"], sweep["x_name"], sweep["extra_config"],
-        ],
-    )
+def _records(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def plot_sweep(points: list[dict], sweep: dict) -> bytes:
-    """PNG bytes: liger provider (left) and reference providers (right), p50 + p20-p80 band per version."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    numeric = all(p["x_numeric"] is not None for p in points)
-    categories = sorted({p["x_value"] for p in points}, key=str) if not numeric else []
-
-    def xpos(p):
-        return p["x_numeric"] if numeric else categories.index(p["x_value"])
-
-    liger = [p for p in points if p["is_liger"]]
-    refs = [p for p in points if not p["is_liger"]]
-    fig = Figure(figsize=(11, 4.2), dpi=90)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 2, sharey=True)
-    versions = sorted({(p["version_rank"], p["liger_version"]) for p in points})
-    cmap = matplotlib.colormaps["viridis"]
-    colors = {v: cmap(i / max(1, len(versions) - 1)) for i, (_, v) in enumerate(versions)}
-    highlight = {sweep.get("from_version"), sweep.get("to_version")}
-
-    for ax, subset, title in (
-        (axes[0], liger, f"{sweep['kernel_provider']}"),
-        (axes[1], refs, "reference providers"),
-    ):
-        groups: dict[tuple, list[dict]] = {}
-        for p in subset:
-            groups.setdefault((p["kernel_provider"], p["version_rank"], p["liger_version"]), []).append(p)
-        styles = ["-", "--", ":", "-."]
-        providers = sorted({k[0] for k in groups})
-        for (provider, _, version), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-            rows = sorted(rows, key=xpos)
-            xs = [xpos(r) for r in rows]
-            style = styles[providers.index(provider) % len(styles)]
-            lw = 2.2 if version in highlight else 1.0
-            label = f"{version}" if ax is axes[0] else f"{provider} {version}"
-            ax.plot(xs, [r["p50"] for r in rows], style, marker="o", ms=3, lw=lw,
-                    color=colors[version], label=label)
-            ax.fill_between(xs, [r["p20"] for r in rows], [r["p80"] for r in rows],
-                            color=colors[version], alpha=0.18 if version in highlight else 0.08)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel(sweep.get("x_name") or "x")
-        if numeric and subset:
-            xs_all = [p["x_numeric"] for p in subset]
-            if min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8:
-                ax.set_xscale("log", base=2)
-        elif categories:
-            ax.set_xticks(range(len(categories)))
-            ax.set_xticklabels(categories, rotation=30, fontsize=7)
-        if not subset:
-            ax.text(0.5, 0.5, "no reference measured", ha="center", va="center",
-                    transform=ax.transAxes, color="grey")
-        else:
-            ax.legend(fontsize=7, loc="best")
-        ax.grid(alpha=0.3)
-    positive = [v for p in points for v in (p["p20"], p["p50"], p["p80"]) if v is not None]
-    if positive and min(positive) > 0 and max(positive) / min(positive) >= 20:
-        axes[0].set_yscale("log")
-    axes[0].set_ylabel(f"{sweep['metric_name']} ({sweep.get('metric_unit') or ''}), p50 with p20-p80")
-    fig.suptitle(
-        f"{sweep['kernel_name']} / {sweep['kernel_operation_mode']} / {sweep['metric_name']} / "
-        f"{sweep['gpu_name']}: {sweep['from_version']} -> {sweep['to_version']} = {sweep['verdict']}",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+def _plots(con, max_plots: int) -> list[tuple[dict, str, bytes]]:
+    """(sweep, file name, PNG) for the first ``max_plots`` flagged sweeps; two queries in all."""
+    sweeps = _records(con, "select * from report_flagged where plot_rank <= ? order by plot_rank", [max_plots])
+    points: dict[int, list[dict]] = {}
+    for p in _records(con, _PLOT_POINTS_SQL, [max_plots]):
+        points.setdefault(p["plot_rank"], []).append(p)
+    return [(s, _plot_name(s), plot_sweep(points.get(s["plot_rank"], []), s)) for s in sweeps]
 
 
-def _fmt(value, digits: int = 3) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return f"{value:.{digits}f}"
-    return str(value)
+def _settings_text(settings: dict) -> str:
+    def fmt(key, value):
+        if key in _PERCENT_SETTINGS and isinstance(value, float):
+            return f"{key} = {100 * value:g} %"
+        return f"{key} = {value}"
+
+    return ", ".join(fmt(k, v) for k, v in settings.items())
 
 
-_TABLE_COLUMNS = (
-    ("kernel_name", "kernel"), ("kernel_provider", "provider"), ("kernel_operation_mode", "mode"),
-    ("metric_name", "metric"), ("gpu_name", "GPU"), ("from_version", "from"), ("to_version", "to"),
-    ("shared_points", "points"), ("geomean_ratio", "ratio"),
-    ("geomean_reference_ratio", "reference ratio"), ("geomean_normalized_ratio", "normalized"),
-    ("points_regressed", "pts regressed"), ("points_improved", "pts improved"),
-    ("verdict", "verdict"), ("reason", "reason"),
-)
-
-
-def _md_table(rows: list[dict], columns=_TABLE_COLUMNS) -> str:
-    if not rows:
-        return "_none_\n"
-    head = "| " + " | ".join(label for _, label in columns) + " |"
-    sep = "|" + "|".join("---" for _ in columns) + "|"
-    body = [
-        "| " + " | ".join(_fmt(r.get(k)).replace("|", "\\|") for k, _ in columns) + " |"
-        for r in rows
+def _coverage_tables(coverage) -> tuple[str, str]:
+    head = ("version", "series", "compared", "verdicts of the compared", "not compared, because")
+    rows = [
+        (c.version, f"{c.series:,}", f"{c.compared:,}",
+         ", ".join(f"{n:,} {v}" for v, n in c.verdicts.items()),
+         ", ".join(f"{n:,} {r}" for r, n in c.reasons.items()))
+        for c in coverage
     ]
-    return "\n".join([head, sep, *body]) + "\n"
-
-
-def _html_table(rows: list[dict], columns=_TABLE_COLUMNS) -> str:
     if not rows:
-        return "<p><em>none</em></p>"
-    head = "".join(f"<th>{html.escape(label)}</th>" for _, label in columns)
-    body = "".join(
-        "<tr>" + "".join(
-            f"<td class='{html.escape(str(r.get('verdict', '')))}'>{html.escape(_fmt(r.get(k)))}</td>"
-            if k == "verdict" else f"<td>{html.escape(_fmt(r.get(k)))}</td>"
-            for k, _ in columns
-        ) + "</tr>"
-        for r in rows
+        return "<p><em>no liger-family series measured</em></p>", "_no liger-family series measured_\n"
+    html_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    html_table = (f"<table id='coverage'><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead>"
+                  f"<tbody>{html_rows}</tbody></table>")
+    md = "| " + " | ".join(head) + " |\n|" + "|".join("---" for _ in head) + "|\n" + "".join(
+        "| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |\n" for r in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return html_table, md
+
+
+def _capped(shown: int, total: int, view: str) -> str:
+    return f"Showing {shown:,} of {total:,}; query `{view}` for all." if shown < total else ""
 
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px}
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px;color:#1a1a1a;background:#fff}
 table{border-collapse:collapse;font-size:12px;margin:1em 0}
-td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}
-td.regression{background:#fdd;font-weight:bold}td.improvement{background:#dfd}
-td.drift{background:#ffe9c4}
-img{max-width:100%;border:1px solid #eee}
-code{background:#f6f6f6;padding:1px 3px}
+td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eee}
+td.regression{background:#f7c6c6;font-weight:bold}td.improvement{background:#cdebd3}
+td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}
+.headline{font-size:1.1em;padding:.6em 1em;border-left:4px solid #D55E00;background:#fafafa}
+figure{margin:1.5em 0}img{max-width:100%;border:1px solid #ddd}
+code{background:#f3f3f3;padding:1px 3px}
 """
 
 
-def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike, remote_root: str | None = None) -> dict:
+def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
+                 max_plots: int = DEFAULT_MAX_PLOTS, remote_root: str | None = None) -> dict:
     """Write ``regressions.html`` and ``regressions.md`` (+ ``plots/*.png``) into ``out_dir``."""
-    db_path = Path(db_path)
-    out_dir = Path(out_dir)
+    db_path, out_dir = Path(db_path), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
-        sweeps = _records(con, "select * from sweep_regressions")
-        newest = con.execute(
-            "select liger_version from liger_versions where is_newest limit 1"
-        ).fetchall()
-        newest_version = newest[0][0] if newest else None
-        noise = _records(
-            con,
-            "select * from noise_floor order by case scope when 'overall' then 0 "
-            "when 'metric' then 1 else 2 end, threshold desc",
-        )
-        change_points = _records(
-            con, "select * from change_points order by kernel_name, kernel_provider, version_rank"
-        )
-        newest_points = _records(
-            con,
-            "select * from regressions where verdict = 'regression' and to_version = ? "
-            "order by ratio desc",
-            [newest_version],
-        )
+        install_macros(con)
+        con.execute(_FLAGGED_VIEW)
+        con.execute(_LAUNCH_HINT_VIEW)
+        newest = newest_overview(con)
+        coverage = coverage_by_version(con)
         settings = _records(con, "select * from regression_settings")[0]
-        sweeps.sort(key=lambda s: (_VERDICT_ORDER.get(s["verdict"], 9), -(s["geomean_ratio"] or 0)))
-        flagged = [s for s in sweeps if s["verdict"] in FLAGGED_VERDICTS]
-        plots: list[tuple[dict, str, bytes]] = []
-        for sweep in flagged:
-            png = plot_sweep(_sweep_points(con, sweep), sweep)
-            plots.append((sweep, _slug(sweep) + ".png", png))
-
-    counts = {v: sum(s["verdict"] == v for s in sweeps) for v in _VERDICT_ORDER}
-    regressions = [s for s in sweeps if s["verdict"] == "regression"]
-    newest_regressions = [s for s in regressions if s["to_version"] == newest_version]
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        flagged_html, flagged_md, _, flagged_total = render_table(
+            con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged")
+        points_html, points_md, points_shown, points_total = render_table(
+            con, "select * from regressions where verdict = 'regression' and to_version = ?",
+            _POINT_COLUMNS, "ratio desc, kernel_name, kernel_provider, x_value",
+            params=[newest.version], limit=POINT_ROWS_SHOWN, table_id="points")
+        cp_html, cp_md, cp_shown, cp_total = render_table(
+            con, "select * from change_points", _CHANGE_POINT_COLUMNS,
+            "version_rank desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+            limit=CHANGE_POINTS_SHOWN, table_id="change-points")
+        noise_html, noise_md, noise_shown, noise_total = render_table(
+            con, "select * from noise_floor", _NOISE_COLUMNS,
+            "case scope when 'overall' then 0 when 'metric' then 1 else 2 end, threshold desc, "
+            "kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+            limit=NOISE_GROUPS_SHOWN, table_id="noise")
+        plots = _plots(con, max_plots)
 
     plot_dir = out_dir / "plots"
-    written = set()
+    written = {name for _, name, _ in plots}
     for _, name, png in plots:
         _atomic_write(plot_dir / name, png)
-        written.add(name)
     if plot_dir.exists():
         for stale in plot_dir.glob("*.png"):
             if stale.name not in written:
                 stale.unlink(missing_ok=True)
 
-    settings_line = ", ".join(f"{k}={v}" for k, v in settings.items())
-    noise_cols = (
-        ("scope", "scope"), ("kernel_name", "kernel"), ("kernel_provider", "provider"),
-        ("kernel_operation_mode", "mode"), ("metric_name", "metric"), ("gpu_name", "GPU"),
-        ("rerun_points", "re-run points"), ("median_rel_spread", "median spread"),
-        ("noise_rel_spread", "noise"), ("threshold", "threshold"),
-    )
-    cp_cols = (
-        ("kernel_name", "kernel"), ("kernel_provider", "provider"), ("kernel_operation_mode", "mode"),
-        ("metric_name", "metric"), ("gpu_name", "GPU"), ("previous_version", "from"),
-        ("version", "introduced in"), ("direction", "direction"), ("shift_ratio", "shift"),
-        ("basis", "basis"), ("pair_verdict", "pair verdict"),
-    )
-    point_cols = (
-        ("kernel_name", "kernel"), ("kernel_provider", "provider"), ("kernel_operation_mode", "mode"),
-        ("metric_name", "metric"), ("gpu_name", "GPU"), ("x_name", "x"), ("x_value", "x value"),
-        ("from_version", "from"), ("to_version", "to"), ("ratio", "ratio"),
-        ("normalized_ratio", "normalized"), ("reason", "reason"),
-    )
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    coverage_html, coverage_md = _coverage_tables(coverage)
+    settings_text = _settings_text(settings)
+    headline = newest.regressions_line()
+    newest_sentence = newest.sentence()
+    plotted = (f"{len(plots)} of {flagged_total:,} flagged sweeps plotted (the first {len(plots)} of the table; "
+               f"max_plots = {max_plots}).")
+    intro = ("Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
+             "reference providers normalize away machine changes.")
 
     md = [
         "# Liger regression report\n",
-        f"Generated {generated} from `{db_path.name}`. Newest version: **{newest_version}**.\n",
-        "Verdicts judge liger-family providers per sweep and consecutive version pair "
-        "(PEP 440 order); reference providers normalize away machine changes. "
-        f"Settings: {settings_line}.\n",
-        "| verdict | sweeps |\n|---|---:|\n"
-        + "".join(f"| {v} | {n} |\n" for v, n in counts.items()),
-        f"\n## Regressions in the newest version ({newest_version})\n",
-        _md_table(newest_regressions),
-        "\n## Headline regressions (all versions)\n",
-        _md_table(regressions),
-        f"\n## Point-level regressions in {newest_version}\n",
-        _md_table(newest_points, point_cols),
-        "\n## Flagged sweeps\n",
+        f"Generated {generated} from `{db_path.name}`. Newest version: **{newest.version}**.\n",
+        f"**{headline}**\n", f"{newest_sentence}.\n", intro + "\n", f"Settings: {settings_text}.\n",
+        "## Coverage per version\n", coverage_md,
+        "\n## Flagged sweeps (newest version first, then by severity)\n",
+        plotted + "\n", flagged_md,
+        f"\n## Point-level regressions in {newest.version}\n", _capped(points_shown, points_total, "regressions"),
+        points_md,
+        "\n## Plots\n",
     ]
     html_parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Liger regression report</title>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Liger regression report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>Liger regression report</h1>",
         f"<p>Generated {html.escape(generated)} from <code>{html.escape(db_path.name)}</code>. "
-        f"Newest version: <b>{html.escape(str(newest_version))}</b>.</p>",
-        f"<p>Settings: <code>{html.escape(settings_line)}</code></p>",
-        "<table><tr><th>verdict</th><th>sweeps</th></tr>"
-        + "".join(f"<tr><td class='{v}'>{v}</td><td>{n}</td></tr>" for v, n in counts.items())
-        + "</table>",
-        f"<h2>Regressions in the newest version ({html.escape(str(newest_version))})</h2>",
-        _html_table(newest_regressions),
-        "<h2>Headline regressions (all versions)</h2>",
-        _html_table(regressions),
-        f"<h2>Point-level regressions in {html.escape(str(newest_version))}</h2>",
-        _html_table(newest_points, point_cols),
-        "<h2>Flagged sweeps</h2>",
+        f"Newest version: <b>{html.escape(str(newest.version))}</b>.</p>",
+        f"<p class='headline' id='headline'><b>{html.escape(headline)}</b><br>{html.escape(newest_sentence)}.</p>",
+        f"<p>{html.escape(intro)}</p><p>Settings: <code>{html.escape(settings_text)}</code></p>",
+        "<h2>Coverage per version</h2>", coverage_html,
+        "<h2>Flagged sweeps (newest version first, then by severity)</h2>",
+        f"<p>{html.escape(plotted)}</p>", flagged_html,
+        f"<h2>Point-level regressions in {html.escape(str(newest.version))}</h2>",
+        f"<p>{html.escape(_capped(points_shown, points_total, 'regressions'))}</p>", points_html,
+        "<h2>Plots</h2>",
     ]
     if not plots:
         md.append("_none_\n")
         html_parts.append("<p><em>none</em></p>")
     for sweep, name, png in plots:
-        title = (
-            f"{sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
-            f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
-            f"{sweep['from_version']} -> {sweep['to_version']}"
-        )
+        title = (f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
+                 f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
+                 f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})")
         md.append(f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
                   f"![{title}](plots/{name})\n")
         b64 = base64.b64encode(png).decode()
         html_parts.append(
-            f"<h3>{html.escape(title)}</h3><p>{html.escape(sweep['reason'] or '')}</p>"
-            f"<p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
-            f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'>"
+            f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
+            f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
+            f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'></figure>"
         )
-    md += ["\n## Change points\n", _md_table(change_points, cp_cols),
-           "\n## Noise floor\n", _md_table(noise, noise_cols)]
-    html_parts += ["<h2>Change points</h2>", _html_table(change_points, cp_cols),
-                   "<h2>Noise floor</h2>", _html_table(noise, noise_cols), "</body></html>"]
+    md += ["\n## Change points\n", _capped(cp_shown, cp_total, "change_points"), cp_md,
+           "\n## Noise floor (threshold = the change a verdict must exceed)\n",
+           _capped(noise_shown, noise_total, "noise_floor"), noise_md]
+    html_parts += ["<h2>Change points</h2>", f"<p>{html.escape(_capped(cp_shown, cp_total, 'change_points'))}</p>",
+                   cp_html, "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
+                   f"<p>{html.escape(_capped(noise_shown, noise_total, 'noise_floor'))}</p>", noise_html,
+                   "</body></html>"]
 
-    md_path = out_dir / "regressions.md"
-    html_path = out_dir / "regressions.html"
+    md_path, html_path = out_dir / "regressions.md", out_dir / "regressions.html"
     _atomic_write(md_path, "\n".join(md).encode())
     _atomic_write(html_path, "\n".join(html_parts).encode())
     return {
-        "newest_version": newest_version,
-        "sweeps_judged": len(sweeps),
-        "regressions": counts["regression"],
-        "improvements": counts["improvement"],
-        "drift": counts["drift"],
-        "unchanged": counts["unchanged"],
-        "insufficient": counts["insufficient"],
-        "newest_version_regressions": len(newest_regressions),
-        "change_points": len(change_points),
+        "newest_version": newest.version,
+        "newest_series": newest.series,
+        "newest_compared": newest.compared,
+        "newest_verdicts": dict(newest.verdicts),
+        "newest_version_regressions": newest.verdicts.get("regression", 0),
+        "flagged_sweeps": flagged_total,
         "plots": len(plots),
+        "change_points": cp_total,
         "html_path": str(html_path),
         "md_path": str(md_path),
     }

@@ -1,18 +1,29 @@
-"""Regression report asset and the newest-version check (Dagster wrappers over pipeline.core.report)."""
+"""Regression report asset and the newest-version checks (Dagster wrappers over pipeline.core.report)."""
 
 
 import dagster as dg
+from pydantic import Field
 
-from pipeline.core.report import write_report
+from pipeline.core.report import DEFAULT_MAX_PLOTS, write_report
+from pipeline.core.report_queries import newest_overview
 from pipeline.defs.resources import WarehouseResource
 
 _NEWEST_REGRESSIONS_SQL = """
 select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
-       from_version, to_version, geomean_ratio, geomean_normalized_ratio, reason
+       from_version, to_version, reason
 from sweep_regressions
 where is_newest and verdict = 'regression'
 order by geomean_ratio desc
+limit 20
 """
+
+
+class ReportConfig(dg.Config):
+    max_plots: int = Field(
+        default=DEFAULT_MAX_PLOTS, ge=0,
+        description="Plots drawn, for the first flagged sweeps (newest version first, then severity); "
+                    "every flagged sweep is listed in the report's table regardless.",
+    )
 
 
 @dg.asset(
@@ -20,21 +31,24 @@ order by geomean_ratio desc
     kinds={"duckdb", "html"},
     deps=[dg.AssetKey("liger_duckdb")],
     description=(
-        "warehouse/reports/regressions.{html,md}: headline sweep regressions with a plot per "
-        "flagged sweep (p50 and p20-p80 band per version, reference providers beside it)."
+        "warehouse/reports/regressions.{html,md}: the newest version's verdicts and coverage, coverage "
+        "per version, every flagged sweep in one table, plots (p50 with p20-p80 band per version, "
+        "reference providers beside it) for the first `max_plots` of them."
     ),
 )
 def regression_report(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext, config: ReportConfig, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
     root = warehouse.warehouse_path()
     out_dir = root / "reports"
-    summary = write_report(root / "liger.duckdb", out_dir, remote_root=warehouse.warehouse_uri())
+    summary = write_report(root / "liger.duckdb", out_dir, max_plots=config.max_plots,
+                           remote_root=warehouse.warehouse_uri())
     context.log.info(
-        f"{summary['regressions']} regressed sweeps, {summary['plots']} plots -> {out_dir}"
+        f"{summary['flagged_sweeps']} flagged sweeps, {summary['plots']} plotted -> {summary['html_path']}"
     )
-    metadata = {k: v for k, v in summary.items() if k not in ("html_path", "md_path")}
+    metadata = {k: v for k, v in summary.items() if k not in ("html_path", "md_path", "newest_verdicts")}
     metadata["newest_version"] = str(summary["newest_version"])
+    metadata["newest_verdicts"] = dg.MetadataValue.json(summary["newest_verdicts"])
     metadata["html"] = dg.MetadataValue.path(summary["html_path"])
     metadata["markdown"] = dg.MetadataValue.path(summary["md_path"])
     return dg.MaterializeResult(metadata=metadata)
@@ -47,26 +61,47 @@ def regression_report(
 )
 def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.open().open_duckdb() as con:
-        newest = con.execute("select liger_version from liger_versions where is_newest").fetchall()
+        newest = newest_overview(con)
         cur = con.execute(_NEWEST_REGRESSIONS_SQL)
         cols = [d[0] for d in cur.description]
         rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-    newest_version = newest[0][0] if newest else None
+    regressed = newest.verdicts.get("regression", 0)
     preview = [
         f"{r['kernel_name']}/{r['kernel_provider']}/{r['kernel_operation_mode']}/"
         f"{r['metric_name']}/{r['gpu_name']} {r['from_version']}->{r['to_version']}: {r['reason']}"
-        for r in rows[:20]
+        for r in rows
     ]
     return dg.AssetCheckResult(
-        passed=not rows,
+        passed=regressed == 0,
         severity=dg.AssetCheckSeverity.WARN,
-        description=(
-            f"{len(rows)} sweep(s) regressed in {newest_version}" if rows
-            else f"no sweep regressed in {newest_version}"
-        ),
+        description=newest.regressions_line(),
         metadata={
-            "newest_version": str(newest_version),
-            "regressed_sweeps": len(rows),
+            "newest_version": str(newest.version),
+            "regressed_sweeps": regressed,
+            "compared_series": newest.compared,
+            "series": newest.series,
             "regressions": dg.MetadataValue.json(preview),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=regression_report,
+    name="newest_version_was_compared",
+    description="WARN when none of the newest version's liger series could be compared with an earlier "
+                "version: then 'no regressions' says nothing.",
+)
+def newest_version_was_compared(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.open().open_duckdb() as con:
+        newest = newest_overview(con)
+    return dg.AssetCheckResult(
+        passed=newest.compared > 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=newest.sentence(),
+        metadata={
+            "newest_version": str(newest.version),
+            "series": newest.series,
+            "compared_series": newest.compared,
+            "not_compared": dg.MetadataValue.json(newest.reasons),
         },
     )

@@ -1,0 +1,141 @@
+"""One PNG per plotted sweep: p50 with its p20-p80 band per version over x.
+
+Left: the judged liger-family provider; middle: the reference providers
+measured beside it at the same versions; right: both versions of the judged
+pair divided by the "from" p50 at each x, on a linear axis, where a p20-p80
+band of a few percent is still visible next to the change it is judged against. The two versions of the
+verdict are drawn in blue (from) and vermillion (to), colours from the
+Okabe-Ito palette that stay distinct on white and for colour-blind readers;
+every other version is a thin grey line, so the pair being judged stands out.
+"""
+
+from __future__ import annotations
+
+import io
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, NullLocator
+
+__all__ = ["plot_sweep", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
+
+FROM_COLOR = "#0072B2"
+TO_COLOR = "#D55E00"
+OTHER_COLOR = "#8C8C8C"
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v")
+_MAX_TICK_LABELS = 16
+
+
+def _x_axis(points: list[dict]):
+    """Position of each point on x, and the tick (position, label) list."""
+    if points and all(p["x_numeric"] is not None for p in points):
+        values = sorted({p["x_numeric"] for p in points})
+        labels = {p["x_numeric"]: p["x_value"] for p in points}
+        return (lambda p: p["x_numeric"]), [(v, str(labels[v])) for v in values], values
+    categories = sorted({str(p["x_value"]) for p in points})
+    index = {c: i for i, c in enumerate(categories)}
+    return (lambda p: index[str(p["x_value"])]), list(enumerate(categories)), None
+
+
+def _style(version: str, sweep: dict) -> tuple[str, float, float]:
+    """(colour, line width, band alpha): the judged pair strong, other versions faint."""
+    if version == sweep.get("to_version"):
+        return TO_COLOR, 1.6, 0.30
+    if version == sweep.get("from_version"):
+        return FROM_COLOR, 1.6, 0.30
+    return OTHER_COLOR, 0.9, 0.0
+
+
+def _draw_panel(ax, subset: list[dict], sweep: dict, xpos, with_provider: bool) -> None:
+    groups: dict[tuple, list[dict]] = {}
+    for p in subset:
+        groups.setdefault((p["kernel_provider"], p["version_rank"], p["liger_version"]), []).append(p)
+    providers = sorted({k[0] for k in groups})
+    # the judged pair is drawn last so it sits on top of the grey history
+    order = sorted(groups, key=lambda k: (_style(k[2], sweep)[0] != OTHER_COLOR, k[0], k[1]))
+    for provider, _, version in order:
+        rows = sorted(groups[(provider, _, version)], key=xpos)
+        xs = [xpos(r) for r in rows]
+        color, lw, band_alpha = _style(version, sweep)
+        i = providers.index(provider)
+        label = f"{provider} {version}" if with_provider else version
+        ax.plot(xs, [r["p50"] for r in rows], linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+                marker=_MARKERS[i % len(_MARKERS)], ms=3.5, lw=lw, color=color, label=label)
+        if band_alpha:
+            lo, hi = [r["p20"] for r in rows], [r["p80"] for r in rows]
+            ax.fill_between(xs, lo, hi, color=color, alpha=band_alpha, lw=0)
+            # edges keep a band visible where it is thinner than the fill's antialiasing
+            ax.plot(xs, lo, color=color, lw=0.7, alpha=0.9)
+            ax.plot(xs, hi, color=color, lw=0.7, alpha=0.9)
+
+
+def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
+    """The judged pair over the from-version p50 at the same x: bands and the change on one linear scale."""
+    own = [p for p in points if p["is_liger"]]
+    base = {p["x_value"]: p["p50"] for p in own if p["liger_version"] == sweep.get("from_version") and p["p50"]}
+    for version, color, label in ((sweep.get("from_version"), FROM_COLOR, "from"),
+                                  (sweep.get("to_version"), TO_COLOR, "to")):
+        rows = sorted((p for p in own if p["liger_version"] == version and p["x_value"] in base), key=xpos)
+        if not rows:
+            continue
+        xs = [xpos(r) for r in rows]
+        b = [base[r["x_value"]] for r in rows]
+        ax.fill_between(xs, [r["p20"] / d for r, d in zip(rows, b)], [r["p80"] / d for r, d in zip(rows, b)],
+                        color=color, alpha=0.30, lw=0)
+        ax.plot(xs, [r["p50"] / d for r, d in zip(rows, b)], marker="o", ms=3.5, lw=1.6, color=color,
+                label=f"{label} {version} (p20-p80 band)")
+    threshold = sweep.get("threshold")
+    if threshold:
+        ax.axhspan(1 / (1 + threshold), 1 + threshold, color="#000000", alpha=0.06, lw=0,
+                   label=f"noise threshold ±{100 * threshold:.1f} %")
+    ax.axhline(1.0, color="#555555", lw=0.8)
+    ax.set_title(f"relative to {sweep.get('from_version')} p50 at each x", fontsize=10)
+    if own:
+        ax.legend(fontsize=7, loc="best")
+
+
+def plot_sweep(points: list[dict], sweep: dict) -> bytes:
+    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references)."""
+    xpos, ticks, numeric_values = _x_axis(points)
+    liger = [p for p in points if p["is_liger"]]
+    refs = [p for p in points if not p["is_liger"]]
+    fig = Figure(figsize=(15, 4.4), dpi=80)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 3)
+    axes[1].sharey(axes[0])
+    for ax, subset, title, with_provider in (
+        (axes[0], liger, str(sweep["kernel_provider"]), False),
+        (axes[1], refs, "reference providers", True),
+    ):
+        _draw_panel(ax, subset, sweep, xpos, with_provider)
+        ax.set_title(title, fontsize=10)
+        if subset:
+            ax.legend(fontsize=7, loc="best")
+        else:
+            ax.text(0.5, 0.5, "no reference measured", ha="center", va="center",
+                    transform=ax.transAxes, color="#555555")
+    _draw_relative(axes[2], points, sweep, xpos)
+    for ax in axes:
+        ax.set_xlabel(sweep.get("x_name") or "x")
+        if numeric_values and min(numeric_values) > 0 and max(numeric_values) / min(numeric_values) >= 8:
+            ax.set_xscale("log", base=2)
+        if len(ticks) <= _MAX_TICK_LABELS:
+            ax.xaxis.set_major_locator(FixedLocator([t for t, _ in ticks]))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xticklabels([label for _, label in ticks], rotation=30, fontsize=7)
+        ax.grid(alpha=0.3)
+    values = [v for p in points for v in (p["p20"], p["p50"], p["p80"]) if v is not None]
+    if values and min(values) > 0 and max(values) / min(values) >= 20:
+        axes[0].set_yscale("log")
+    axes[0].set_ylabel(f"{sweep['metric_name']} ({sweep.get('metric_unit') or ''}), p50 and p20-p80 band")
+    fig.suptitle(
+        f"{sweep['kernel_name']} / {sweep['kernel_operation_mode']} / {sweep['metric_name']} / "
+        f"{sweep['gpu_name']}: {sweep['from_version']} -> {sweep['to_version']} = {sweep['verdict']}",
+        fontsize=10,
+    )
+    # fixed margins: tight_layout measures every tick label and costs as much as drawing the figure
+    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.2, top=0.87, wspace=0.12)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", facecolor="white")
+    return buf.getvalue()

@@ -1,0 +1,119 @@
+"""Read-only questions the report, the closing summary and the Dagster check share.
+
+Every query aggregates or LIMITs inside DuckDB: their cost follows the number of
+versions and flagged sweeps, never a Python pass over the warehouse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["FLAGGED_VERDICTS", "SEVERITY_SQL", "VersionCoverage", "coverage_by_version", "newest_overview"]
+
+# worst first: a plot budget is spent on these in this order
+FLAGGED_VERDICTS = ("regression", "unstable", "drift", "improvement")
+SEVERITY_SQL = (
+    "case verdict when 'regression' then 0 when 'unstable' then 1 "
+    "when 'drift' then 2 when 'improvement' then 3 else 9 end"
+)
+_TOP_REASONS = 4
+
+COVERAGE_SQL = f"""
+with coverage as (
+    select * from version_coverage
+),
+per_version as (
+    select liger_version, max(version_rank) as version_rank, count(*) as series,
+           count(compared_with) as compared
+    from coverage group by liger_version
+),
+verdicts as (
+    select liger_version, verdict, count(*) as n
+    from coverage where compared_with is not null group by all
+),
+verdict_lists as (
+    select liger_version, list(struct_pack(verdict := verdict, n := n) order by n desc, verdict) as verdicts
+    from verdicts group by liger_version
+),
+reasons as (
+    select liger_version, coalesce(reason, '(no reason given)') as reason, count(*) as n
+    from coverage where compared_with is null group by all
+),
+reason_lists as (
+    select liger_version, list(struct_pack(reason := reason, n := n) order by n desc, reason) as reasons
+    from reasons group by liger_version
+)
+select
+    per_version.liger_version,
+    per_version.version_rank,
+    per_version.series,
+    per_version.compared,
+    coalesce(verdict_lists.verdicts, []) as verdicts,
+    coalesce(reason_lists.reasons, []) as reasons,
+    per_version.version_rank = (select max(version_rank) from liger_version_order) as is_newest
+from per_version
+left join verdict_lists using (liger_version)
+left join reason_lists using (liger_version)
+order by per_version.version_rank desc nulls last, per_version.liger_version
+"""
+
+
+@dataclass
+class VersionCoverage:
+    """Liger-family series of one version: how many were compared, with what verdicts, and why not."""
+
+    version: str | None
+    series: int = 0
+    compared: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        """e.g. ``0.8.0: 412 series, 0 compared: 380 first seen, 32 no shared x points``."""
+        text = f"{self.version}: {self.series:,} series, {self.compared:,} compared"
+        if self.verdicts:
+            text += " (" + ", ".join(f"{n:,} {v}" for v, n in self.verdicts.items()) + ")"
+        if self.reasons:
+            shown = list(self.reasons.items())[:_TOP_REASONS]
+            text += "; not compared: " + ", ".join(f"{n:,} {r}" for r, n in shown)
+            rest = sum(n for _, n in list(self.reasons.items())[_TOP_REASONS:])
+            if rest:
+                text += f", {rest:,} for {len(self.reasons) - _TOP_REASONS} other reasons"
+        return text
+
+    def regressions_line(self) -> str:
+        """The newest-version headline; never reads 'none' when nothing was compared."""
+        regressed = self.verdicts.get("regression", 0)
+        if self.series == 0:
+            return f"Regressions in {self.version}: unknown, no liger-family series was measured at this version."
+        if self.compared == 0:
+            return (f"Regressions in {self.version}: unknown, none of its {self.series:,} series was compared "
+                    "with an earlier version (see coverage).")
+        not_compared = self.series - self.compared
+        tail = f"; {not_compared:,} of {self.series:,} series not compared" if not_compared else ""
+        if regressed == 0:
+            return f"Regressions in {self.version}: none among {self.compared:,} compared series{tail}."
+        return f"Regressions in {self.version}: {regressed:,} of {self.compared:,} compared series{tail}."
+
+
+def coverage_by_version(con) -> list[VersionCoverage]:
+    """One entry per version, newest first (one row per version: bounded by the release count)."""
+    return [_from_row(r) for r in con.execute(COVERAGE_SQL).fetchall()]
+
+
+def _from_row(r) -> VersionCoverage:
+    return VersionCoverage(
+        version=r[0], series=r[2], compared=r[3],
+        verdicts={v["verdict"]: v["n"] for v in r[4]},
+        reasons={v["reason"]: v["n"] for v in r[5]},
+    )
+
+
+def newest_overview(con) -> VersionCoverage:
+    """Coverage of the newest measured Liger version (zero series if it has no liger-family row)."""
+    newest = con.execute("select liger_version from liger_versions where is_newest limit 1").fetchone()
+    version = newest[0] if newest else None
+    rows = con.execute(
+        f"select * from ({COVERAGE_SQL}) where liger_version is not distinct from ?", [version]
+    ).fetchall()
+    return _from_row(rows[0]) if rows else VersionCoverage(version=version)
