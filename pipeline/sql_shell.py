@@ -14,7 +14,8 @@ import sys
 
 import duckdb
 
-from pipeline.core.settings import duckdb_path
+from pipeline.core import duck
+from pipeline.core.settings import duckdb_path, warehouse_uri
 
 
 def run(con, sql: str) -> None:
@@ -32,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-c", "--command", help="run this SQL and exit")
     ap.add_argument("--db", default=str(duckdb_path()))
     args = ap.parse_args(argv)
-    con = duckdb.connect(args.db, read_only=True)
+    # the tables may live on S3: the connection carries the filesystem that reads them
+    con = duck.connect(args.db, read_only=True, remote_root=warehouse_uri())
     if args.command:
         run(con, args.command)
         return 0

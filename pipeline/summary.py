@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import duckdb
 
 from pipeline.core.report_queries import newest_overview
 from pipeline.core import duck
