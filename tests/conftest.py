@@ -31,7 +31,8 @@ def materialize(data_raw: Path, warehouse: Path, selection: str | None = None, r
         all_assets_and_checks(),
         resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse))},
         instance=dg.DagsterInstance.ephemeral(),
-        selection=selection,
+        # the warehouse job's assets: everything but the partitioned staging asset
+        selection=selection or dg.AssetSelection.assets("staged_sources").downstream(),
         run_config=run_config,
     )
 

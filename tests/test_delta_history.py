@@ -77,6 +77,7 @@ def test_reading_the_state_before_a_run_gives_its_facts(history):
         assert con.execute("select count(*) from regressions").fetchone()[0] >= 0  # the views work on the old state
     with connect(as_of=between, warehouse=str(wh.root_uri)) as con:
         by_time = con.execute("select * exclude (run_seq) from fact_measurement order by measurement_digest").fetchall()
+        assert con.execute("select seq, mode from warehouse_run").fetchall() == [(1, "full")]
     assert by_run == first and by_time == first
     with pytest.raises(LookupError):
         connect(run=99, warehouse=str(wh.root_uri))

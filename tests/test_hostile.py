@@ -73,7 +73,8 @@ ALLOWED_INTERPOLATIONS = {
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
     "pipeline/core/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
-    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name", "match"},
+    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name", "match",
+                                      "int(published.seq)"},
     "pipeline/core/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
     "pipeline/core/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
     "pipeline/core/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},

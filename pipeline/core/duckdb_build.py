@@ -37,7 +37,7 @@ from .regression_settings import RegressionSettings, write_settings_table
 from .settings import SQL_DIR, build_memory
 from .staging import publish
 from .versions import write_version_order_table
-from .warehouse import Published, Warehouse
+from .warehouse import RUN_LOG, Published, Warehouse
 
 MATERIALIZE_MARKER = "-- materialize: table"
 _KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
@@ -98,6 +98,15 @@ def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str
         con.execute(path.read_text())
 
 
+def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published: Published) -> None:
+    """`warehouse_run`: every run up to ``published``, with each table's Delta version (JSON)."""
+    files = wh.store.files(RUN_LOG)
+    listed = ", ".join(_literal(f) for f in files)
+    con.execute(f"""create or replace view warehouse_run as
+        select seq, run_id, timezone('UTC', committed_at) as committed_at, mode, reason, versions, stats
+        from read_parquet([{listed}]) where seq <= {int(published.seq)}""")
+
+
 def _state(con) -> dict:
     try:
         return json.loads(duck.scalar(con, f"select state from {STATE_TABLE}"))
@@ -134,6 +143,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
         create_table_views(con, wh.snapshot_files(published))
+        create_run_log_view(con, wh, published)
         write_settings_table(con, settings)
         versions = sorted(r[0] for r in con.execute(
             "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
