@@ -10,7 +10,7 @@ from .conftest import PROJECT
 ASSETS = {"source_content", "staged_sources", "fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
           "dim_implementation", "source", "quarantine", "liger_duckdb", "regression_report"}
 CHECKS = {"digest_integrity", "fact_key_unique", "quantile_order", "dimensions_resolve", "quarantine_is_empty",
-          "newest_version_has_no_regressions"}
+          "newest_version_has_no_regressions", "newest_version_was_compared"}
 
 
 def test_definitions_load_with_every_asset_and_check():

@@ -9,6 +9,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 
 from .conftest import DATA_RAW, PROJECT, SAMPLE_RECORD, copy_data_raw, materialize
@@ -288,12 +289,26 @@ def test_records_of_one_sweep_in_the_same_second_stay_distinct(tmp_path):
     assert checks["fact_key_unique"] and checks["digest_integrity"]
 
 
-def test_every_asset_check_passes_on_the_shipped_warehouse(shipped_run):
-    """`success` stays true when a non-blocking check fails, so each evaluation is asserted."""
+def test_every_asset_check_on_the_shipped_warehouse_says_what_the_data_says(shipped_run):
+    """`success` stays true when a non-blocking check fails, so each evaluation is asserted: every
+    ERROR check passes; each WARN check passes exactly when an independent query says it should."""
     from tests.test_definitions import CHECKS
 
-    _, result = shipped_run
+    wh, result = shipped_run
     evaluations = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
     assert set(evaluations) == CHECKS
-    failed = {name: e.description for name, e in evaluations.items() if not e.passed}
-    assert not failed, failed
+    errors = {n: e.description for n, e in evaluations.items()
+              if e.severity == dg.AssetCheckSeverity.ERROR and not e.passed}
+    assert not errors, errors
+    newest = "(select liger_version from liger_versions where is_newest)"
+    expected_warn = {
+        "quarantine_is_empty": q(wh, "select count(*) = 0 from quarantine")[0][0],
+        "newest_version_has_no_regressions": q(
+            wh, f"select count(*) = 0 from sweep_regressions where verdict = 'regression' and to_version = {newest}")[0][0],
+        "newest_version_was_compared": q(
+            wh, f"select count(compared_with) > 0 from version_coverage where liger_version = {newest}")[0][0],
+    }
+    assert {n: evaluations[n].passed for n in expected_warn} == expected_warn
+    assert all(evaluations[n].severity == dg.AssetCheckSeverity.WARN for n in expected_warn)
+    # on the shipped data the H200 runs give 0.8.5 one regressed sweep: the check must say so
+    assert expected_warn["newest_version_has_no_regressions"] is False
