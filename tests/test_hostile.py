@@ -73,8 +73,15 @@ ALLOWED_INTERPOLATIONS = {
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
     "pipeline/core/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
-    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name", "match",
-                                      "int(published.seq)"},
+    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name",
+                                      "int(published.seq)", "touched('d')", "touched('f')", "touched(table)"},
+    # Report SQL is assembled from the module's own constants and column specs; values are bound.
+    "pipeline/core/report.py": {"', '.join(_SWEEP_KEYS)", "FLAGGED_VERDICTS", "LAUNCH_FLAT_SPREAD",
+                                "LAUNCH_REFERENCE_SPREAD", "SEVERITY_SQL", "_SAME_SWEEP"},
+    "pipeline/core/report_queries.py": {"COVERAGE_SQL"},
+    "pipeline/core/report_tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
+    # `make sql` runs what the user types, on a read-only connection: that is its purpose.
+    "pipeline/sql_shell.py": {"sql"},
     "pipeline/core/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
     "pipeline/core/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
     "pipeline/core/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},

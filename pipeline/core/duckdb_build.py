@@ -43,6 +43,7 @@ MATERIALIZE_MARKER = "-- materialize: table"
 _KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 STATE_TABLE = "liger_build_state"
+FACT_VIEW = SQL_DIR / "tables" / "fact_measurement.sql"
 DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
               pa.timestamp("us", tz="UTC"): "timestamptz"}
 FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
@@ -193,19 +194,28 @@ def _apply_views(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> 
 def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -> str:
     """Recompute one materialized view for the key values that new facts touch. Its rows for a key
     value depend only on facts with that key value (the file's `-- incremental key:` promise), so
-    a temporary fact_measurement holding just those facts gives exactly their rows."""
+    while fact_measurement is narrowed to just those facts its definition gives exactly their rows
+    (kept for the touched keys only, as the view may also read other materialized views).
+    This runs on the private copy of the file; fact_measurement is restored before it is renamed in."""
     cols = ", ".join(key)
-    match = " and ".join(f"k.{c} is not distinct from f.{c}" for c in key)
     con.execute(f"create or replace temp table touched_key as select distinct {cols} "
-                f"from main.fact_measurement where run_seq > $s", {"s": since_seq})
+                f"from fact_measurement where run_seq > $s", {"s": since_seq})
     n = duck.scalar(con, "select count(*) from touched_key")
     if n == 0:
         return "untouched"
-    con.execute(f"""create or replace temp view fact_measurement as
-        select * from main.fact_measurement f where exists (select 1 from touched_key k where {match})""")
+    touched = lambda alias: " and ".join(f"k.{c} is not distinct from {alias}.{c}" for c in key)  # noqa: E731
+    all_facts = FACT_VIEW.read_text().replace("create or replace view fact_measurement as",
+                                              "create or replace view fact_measurement__all as", 1)
+    con.execute(all_facts)
+    con.execute(f"""create or replace view fact_measurement as select * from fact_measurement__all f
+        where exists (select 1 from touched_key k where {touched('f')})""")
     try:
-        con.execute(f'delete from "{table}" f where exists (select 1 from touched_key k where {match})')
-        con.execute(f'insert into "{table}" by name select * from "{definition}"')
+        con.execute(f'delete from "{table}" where exists (select 1 from touched_key k where {touched(table)})')
+        # Narrowed facts keep scans small; the filter also covers definitions that read other
+        # materialized views (those hold every key).
+        con.execute(f'insert into "{table}" by name select * from "{definition}" d '
+                    f'where exists (select 1 from touched_key k where {touched("d")})')
     finally:
-        con.execute("drop view temp.fact_measurement")
+        con.execute(FACT_VIEW.read_text())
+        con.execute("drop view fact_measurement__all")
     return f"{n} key(s)"
