@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup run test bench dev clean schemas
+.PHONY: setup run test bench dev clean schemas spark-views dagster-instance
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -23,11 +23,14 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet
 	touch $@
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
-	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $@
+# The instance lives in SQLite under .dagster_home unless LIGER_DAGSTER_PG_URL names a PostgreSQL
+# database (deploy/dagster.yaml). Re-checked on every setup, so switching the env var switches storage.
+INSTANCE_YAML := $(if $(LIGER_DAGSTER_PG_URL),deploy/dagster.yaml,dagster.yaml)
+dagster-instance:
+	@mkdir -p $(DAGSTER_HOME)
+	@cmp -s $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml || cp $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml
 
-setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
+setup: $(VENV)/.synced dagster-instance
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
@@ -40,6 +43,10 @@ test: setup
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
 dev: setup
 	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
+
+## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
+spark-views: setup
+	$(PY) -m pipeline.spark
 
 bench: setup
 	$(PY) -m bench.run
