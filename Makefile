@@ -55,4 +55,4 @@ schemas: setup
 	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
 
 clean:
-	rm -rf warehouse/staging warehouse/git_blobs warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports
+	rm -rf warehouse/staging warehouse/git_blobs warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark
