@@ -46,6 +46,7 @@ dev: setup
 
 ## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup
+	@test -e "$${LIGER_WAREHOUSE:-warehouse}/current" || $(MAKE) run
 	$(PY) -m pipeline.spark
 
 bench: setup
