@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup run test bench dev clean schemas sql notebook
+.PHONY: setup run test bench dev clean schemas sql notebook spark-views dagster-instance
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -24,11 +24,14 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	touch $@
 
 # The template lives in config/: a dagster.yaml in the project root makes `dg dev` warn that it is ignored.
-$(DAGSTER_HOME)/dagster.yaml: config/dagster.yaml
-	mkdir -p $(DAGSTER_HOME)
-	cp config/dagster.yaml $@
+# The instance lives in SQLite under .dagster_home unless LIGER_DAGSTER_PG_URL names a PostgreSQL
+# database (deploy/dagster.yaml). Re-checked on every setup, so switching the env var switches storage.
+INSTANCE_YAML := $(if $(LIGER_DAGSTER_PG_URL),deploy/dagster.yaml,config/dagster.yaml)
+dagster-instance:
+	@mkdir -p $(DAGSTER_HOME)
+	@cmp -s $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml || cp $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml
 
-setup: $(VENV)/.synced $(DAGSTER_HOME)/dagster.yaml
+setup: $(VENV)/.synced dagster-instance
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
@@ -50,6 +53,11 @@ sql: setup
 notebook: setup
 	$(UV) run --frozen --group notebook jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
 
+## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
+spark-views: setup
+	@test -e "$${LIGER_WAREHOUSE:-warehouse}/current" || $(MAKE) run
+	$(PY) -m pipeline.spark
+
 bench: setup
 	$(PY) -m bench.run
 	$(PY) -m bench.regression_detection
@@ -58,4 +66,4 @@ schemas: setup
 	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
 
 clean:
-	rm -rf warehouse/staging warehouse/git_blobs warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports
+	rm -rf warehouse/staging warehouse/git_blobs warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark

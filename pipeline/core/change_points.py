@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["build_change_points", "segment_levels", "CHANGE_POINTS_DDL"]
+__all__ = ["build_change_points", "segment_levels", "sweep_change_points", "CHANGE_POINTS_DDL", "SWEEP_KEY_COLUMNS", "PAIR_COLUMNS"]
 
 CHANGE_POINTS_DDL = """
 create or replace table change_points (
@@ -76,6 +76,15 @@ order by
 
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
 _SWEEP_KEY = slice(0, 8)
+SWEEP_KEY_COLUMNS = (
+    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
+    "gpu_name", "x_name", "extra_config",
+)
+# One sweep's version pairs, in this order, sorted by to_version_rank (the Spark path uses these too).
+PAIR_COLUMNS = (
+    "from_version", "to_version", "from_version_rank", "to_version_rank",
+    "geomean_ratio", "geomean_normalized_ratio", "threshold", "verdict",
+)
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,22 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> lis
     return rows
 
 
+def _sweep_rows(key: tuple, pairs: list[_Pair], penalty_factor: float) -> list[tuple]:
+    rows: list[tuple] = []
+    for chain in _chains(pairs):
+        rows.extend(_analyse_chain(key, chain, penalty_factor))
+    return rows
+
+
+def sweep_change_points(key: Sequence, pairs: Sequence[Sequence], penalty_factor: float) -> list[tuple]:
+    """Change-point rows (columns of ``change_points``) of one sweep.
+
+    ``key``: the values of SWEEP_KEY_COLUMNS; ``pairs``: tuples in PAIR_COLUMNS order, sorted by
+    to_version_rank. Engines that group sweeps themselves (Spark) call this once per sweep.
+    """
+    return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor))
+
+
 def build_change_points(con) -> int:
     """Create table ``change_points`` from view ``sweep_regressions``; return its row count.
 
@@ -188,8 +213,7 @@ def build_change_points(con) -> int:
 
     rows: list[tuple] = []
     for key, pairs in sweeps.items():
-        for chain in _chains(pairs):
-            rows.extend(_analyse_chain(key, chain, float(penalty_factor)))
+        rows.extend(_sweep_rows(key, pairs, float(penalty_factor)))
 
     if rows:
         import pyarrow as pa

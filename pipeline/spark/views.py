@@ -1,0 +1,101 @@
+"""Run every sql/views file on Spark, in file order, and write each view's rows as Parquet."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import duckdb
+
+from pipeline.core.regression_settings import RegressionSettings, write_settings_table
+from pipeline.core.settings import SQL_DIR
+from pipeline.core.versions import write_version_order_table
+
+from .change_points import change_points_frame
+from .transpile import transpile_views
+
+__all__ = ["register_inputs", "register_python_tables", "run_views"]
+
+
+def register_inputs(spark, inputs: Mapping[str, Sequence[str]]) -> None:
+    """Each table as a temp view over its Parquet files (paths or object-store URIs)."""
+    for table, files in inputs.items():
+        if not files:
+            raise ValueError(f"table {table} has no files")
+        spark.read.parquet(*files).createOrReplaceTempView(table)
+
+
+def register_python_tables(spark, settings: RegressionSettings) -> None:
+    """regression_settings and liger_version_order, made by the same Python as the DuckDB build.
+
+    The code writes them into an in-memory DuckDB; Arrow carries them to Spark unchanged (column
+    names and types included). Versions are few (distinct strings), so collecting them is cheap.
+    """
+    versions = [r[0] for r in spark.table("fact_measurement").select("liger_version").distinct().collect()]
+    con = duckdb.connect()
+    try:
+        write_settings_table(con, settings)
+        write_version_order_table(con, versions)
+        for table in ("regression_settings", "liger_version_order"):
+            spark.createDataFrame(con.table(table).arrow().read_all()).createOrReplaceTempView(table)
+    finally:
+        con.close()
+
+
+class _Catalog:
+    """Column names and array columns of every registered relation, kept as views are added
+    (asking Spark's catalog per file costs an analysis per relation)."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.columns: dict[str, list[str]] = {}
+        self.array_columns: set[str] = set()
+        for table in spark.catalog.listTables():
+            self.add(table.name, spark.table(table.name))
+
+    def add(self, name: str, frame) -> None:
+        from pyspark.sql.types import ArrayType
+
+        self.columns[name.lower()] = frame.columns
+        self.array_columns |= {f.name.lower() for f in frame.schema.fields if isinstance(f.dataType, ArrayType)}
+
+    def columns_of(self, name: str) -> list[str] | None:
+        return self.columns.get(name.lower())
+
+
+def run_views(
+    spark,
+    inputs: Mapping[str, Sequence[str]],
+    out_dir: str,
+    settings: RegressionSettings | None = None,
+    views_dir: Path = SQL_DIR / "views",
+    log: Callable[[str], None] = lambda _msg: None,
+) -> dict[str, float]:
+    """Materialize every view of ``views_dir`` (file order) and change_points to ``out_dir/<view>.parquet``.
+
+    A view marked ``-- materialize: table`` is read back from its Parquet before the next file runs,
+    as the DuckDB build reads its table: later views then start from stored rows, not a re-plan.
+    Returns seconds per view.
+    """
+    settings = settings or RegressionSettings()
+    out = out_dir.rstrip("/")
+    register_inputs(spark, inputs)
+    register_python_tables(spark, settings)
+    seconds: dict[str, float] = {}
+    catalog = _Catalog(spark)
+    for sql_file in sorted(views_dir.glob("*.sql")):
+        for view in transpile_views(sql_file.read_text(), catalog.array_columns, catalog.columns_of):
+            started = time.perf_counter()
+            target = f"{out}/{view.name}.parquet"
+            spark.sql(view.query).write.mode("overwrite").parquet(target)
+            frame = spark.read.parquet(target) if view.materialize else spark.sql(view.query)
+            frame.createOrReplaceTempView(view.name)
+            catalog.add(view.name, frame)
+            seconds[view.name] = time.perf_counter() - started
+            log(f"{view.name}: {seconds[view.name]:.1f} s")
+    started = time.perf_counter()
+    change_points_frame(spark, settings.change_point_penalty).write.mode("overwrite").parquet(f"{out}/change_points.parquet")
+    seconds["change_points"] = time.perf_counter() - started
+    log(f"change_points: {seconds['change_points']:.1f} s")
+    return seconds
