@@ -3,7 +3,7 @@
     python -m bench.spark_views --sizes 100k 1m     # writes bench/results/spark_views.md
 
 Each size: synthetic inputs (bench.generate) -> `dg launch` (the real pipeline) -> the current
-generation's tables are read by both engines. DuckDB: views applied in file order, materialized as
+published Delta snapshot's files are read by both engines. DuckDB: views applied in file order, materialized as
 the build does, one file timed at a time. Spark: run_views (writes every view's Parquet).
 """
 
@@ -20,11 +20,11 @@ import duckdb
 from bench.generate import generate
 from bench.run import SIZES, run_pipeline
 from pipeline.core.change_points import build_change_points
+from pipeline.core.duckdb_build import create_table_views, view_files
 from pipeline.core.regression_settings import write_settings_table
-from pipeline.core.settings import SQL_DIR
 from pipeline.core.versions import write_version_order_table
-from pipeline.core.warehouse import MATERIALIZE_MARKER, _materialize
-from pipeline.spark.inputs import current_table_files
+from pipeline.core.warehouse import Warehouse
+from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
 from pipeline.spark.views import run_views
 from pipeline.spark.transpile import transpile_views
@@ -34,18 +34,19 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 def duckdb_view_seconds(inputs: dict[str, list[str]], temp: Path) -> tuple[dict[str, float], dict[str, int]]:
     con = duckdb.connect(config={"temp_directory": str(temp), "memory_limit": "3GB"})
-    for table, files in inputs.items():
-        con.execute(f"create view {table} as select * from read_parquet({files!r})")
+    con.execute("set TimeZone = 'UTC'")
+    create_table_views(con, {t.removeprefix("delta_"): f for t, f in inputs.items()})
     write_settings_table(con)
     write_version_order_table(con, [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()])
     seconds, rows = {}, {}
-    for sql_file in sorted((SQL_DIR / "views").glob("*.sql")):
-        text = sql_file.read_text()
+    for vf in view_files():
+        text = vf.path.read_text()
         name = transpile_views(text)[0].name
         started = time.perf_counter()
         con.execute(text)
-        if MATERIALIZE_MARKER in text.lower():
-            _materialize(con, text)
+        if vf.materialize:  # as the build stores it
+            con.execute(f'create table "{name}__materialized" as select * from "{name}"')
+            con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')
         else:  # a plain view costs nothing until read: time one full read, as Spark writes it
             con.execute(f"select count(*) from (select * from {name})").fetchall()
         seconds[name] = time.perf_counter() - started
@@ -72,7 +73,7 @@ def main() -> None:
             shutil.rmtree(case, ignore_errors=True)
             generate(case / "data_raw", csv_rows=csv_rows, bundles=bundles, seed=42)
             run_pipeline(case / "data_raw", case / "warehouse", case / "dagster_home")
-            inputs = current_table_files(case / "warehouse")
+            inputs = table_files(Warehouse(case / "warehouse"))
             duck_s, rows = duckdb_view_seconds(inputs, case / "tmp")
             spark_s = run_views(spark, inputs, str(case / "spark"))
             facts = rows["measurements"]

@@ -10,7 +10,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.spark.inputs import WAREHOUSE_TABLES
+from pipeline.core.change_points import build_change_points
+from pipeline.core.duckdb_build import apply_views, create_table_views
+from pipeline.core.regression_settings import RegressionSettings, write_settings_table
+from pipeline.core.versions import write_version_order_table
 
 REL_TOL = 1e-9
 
@@ -68,32 +71,50 @@ EXTRA_QUARANTINE = """
 select * from read_parquet('{quarantine}')
 union all
 select * from (values
-    ('liger_csv/a.csv', 'line 3', 'short_row', 'x,y'),
-    ('liger_csv/a.csv', 'line 9', 'short_row', 'x'),
-    ('liger_csv/b.csv', 'line 2', 'non_positive_value', 'x,0,0,0'),
-    (null, 'file', 'unreadable_file', null)
-) as q(source_file, location, reason, raw)
+    ('liger_csv/a.csv', 'line 3', 'short_row', 'x,y', 1),
+    ('liger_csv/a.csv', 'line 9', 'short_row', 'x', 1),
+    ('liger_csv/b.csv', 'line 2', 'non_positive_value', 'x,0,0,0', 1),
+    (null, 'file', 'unreadable_file', null, 1)
+) as q(source_file, location, reason, raw, run_seq)
 """
 
 
-def write_perturbed_generation(current: Path, dest: Path) -> Path:
-    """A generation folder (today's layout: one Parquet file per table) with perturbed facts."""
+def write_perturbed_tables(files: dict[str, list[str]], dest: Path) -> dict[str, list[str]]:
+    """The shipped warehouse's Delta snapshot files ({delta_<table>: [file]}), with the facts and
+    the quarantine replaced by perturbed copies written as Parquet under ``dest``."""
     dest.mkdir(parents=True)
+    out = dict(files)
     con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
     try:
-        for table in WAREHOUSE_TABLES:
-            src = current / f"{table}.parquet"
-            if table == "fact_measurement":
-                query = PERTURBED_FACTS.format(facts=src)
-            elif table == "quarantine":
-                query = EXTRA_QUARANTINE.format(quarantine=src)
-            else:
-                shutil.copy(src, dest / src.name)
-                continue
-            con.execute(f"copy ({query}) to '{dest / src.name}' (format parquet)")
+        for table, template, arg in (("delta_fact_measurement", PERTURBED_FACTS, "facts"),
+                                     ("delta_quarantine", EXTRA_QUARANTINE, "quarantine")):
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files[table]) or "''"
+            target = dest / f"{table}.parquet"
+            query = template.replace("read_parquet('{" + arg + "}')", f"read_parquet([{listed}])")
+            if not files[table]:  # an empty table: only the extra rows
+                query = query.replace(f"select * from read_parquet([{listed}])\nunion all\n", "")
+            con.execute(f"copy ({query}) to '{target}' (format parquet)")
+            out[table] = [str(target)]
     finally:
         con.close()
-    return dest
+    return out
+
+
+def build_duckdb_from_files(files: dict[str, list[str]], db: Path) -> None:
+    """liger.duckdb over arbitrary table files, as the pipeline builds it (every view, change points)."""
+    con = duckdb.connect(str(db))
+    con.execute("set TimeZone = 'UTC'")
+    try:
+        create_table_views(con, {t.removeprefix("delta_"): f for t, f in files.items()})
+        write_settings_table(con, RegressionSettings())
+        versions = sorted(r[0] for r in con.execute(
+            "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+        write_version_order_table(con, versions)
+        apply_views(con)
+        build_change_points(con)
+    finally:
+        con.close()
 
 
 def duckdb_rows(db: Path, view: str) -> pl.DataFrame:

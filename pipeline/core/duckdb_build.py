@@ -151,7 +151,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         if versions != old.get("versions"):
             full = True
         write_version_order_table(con, versions)
-        done = _apply_views(con, full, old.get("seq", 0))
+        done = apply_views(con, full, old.get("seq", 0))
         build_change_points(con)
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
@@ -168,7 +168,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
 
 
-def _apply_views(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> dict:
+def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0) -> dict:
+    """sql/views in file order on a connection that has the tables, settings and version order."""
     applied, refreshed = [], {}
     for vf in view_files():
         text = vf.path.read_text()

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.core.settings import warehouse_dir
+from pipeline.core.settings import warehouse_dir, warehouse_uri
+from pipeline.core.warehouse import Warehouse
 
-from .inputs import current_table_files
+from .inputs import table_files
 from .session import spark_master, spark_session
 from .views import run_views
 
 
 def main() -> int:
     warehouse = warehouse_dir()
-    inputs = current_table_files(warehouse)
+    inputs = table_files(Warehouse(warehouse_uri(), warehouse))
     out = warehouse / "spark"
     print(f"spark master: {spark_master()}; writing to {out}", flush=True)
     spark = spark_session()

@@ -1,28 +1,23 @@
 """Which Parquet files make up each warehouse table: the one place that knows the storage layout.
 
-The Spark views take ``{table: [parquet file paths or URIs]}``. Today a published generation holds one
-file per table under ``<warehouse>/current/``; with Delta Lake tables the same mapping comes from the
-Delta log (the snapshot's ``add`` actions), and this function is the one to swap.
+Spark reads the Delta tables of one published warehouse state from their snapshot's file lists
+(the Delta log's `add` actions, as the DuckDB views do), registered as `delta_<table>`; the same
+sql/tables files then build the readers' tables (fact_measurement with its provenance, ...). In
+production, delta-spark can read the tables directly (docs/spark.md).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from pipeline.core.merge import SCHEMAS
+from pipeline.core.warehouse import Published, Warehouse
 
-__all__ = ["WAREHOUSE_TABLES", "current_table_files"]
-
-# The tables the SQL views read (names seen by SQL never change with the storage layout).
-WAREHOUSE_TABLES = (
-    "fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation",
-    "source", "quarantine",
-)
+__all__ = ["table_files"]
 
 
-def current_table_files(warehouse: Path) -> dict[str, list[str]]:
-    """``{table: [file]}`` of the generation ``<warehouse>/current`` points at."""
-    current = (warehouse / "current").resolve()
-    files = {table: current / f"{table}.parquet" for table in WAREHOUSE_TABLES}
-    missing = [t for t, f in files.items() if not f.is_file()]
-    if missing:
-        raise FileNotFoundError(f"no published warehouse under {warehouse} (missing {', '.join(missing)}); run `make run` first")
-    return {table: [str(path)] for table, path in files.items()}
+def table_files(wh: Warehouse, published: Published | None = None) -> dict[str, list[str]]:
+    """``{delta_<table>: [file]}`` of the newest published state (or ``published``)."""
+    published = published or wh.published()
+    if published is None:
+        raise FileNotFoundError(f"nothing published in {wh.root_uri}; run `make run` first")
+    files = wh.snapshot_files(published)
+    return {f"delta_{t}": files[t] for t in SCHEMAS}

@@ -202,6 +202,11 @@ def _rewrite_node(node: exp.Expression, array_names: set[str], columns_of: Colum
         return _spark("CAST(UNIX_MICROS(CAST(__ts AS TIMESTAMP)) AS DOUBLE) / 1000000.0D", ts=node.this)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "printf":
         return _printf(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "timezone":
+        # timezone('UTC', tstz) = the UTC wall-clock time without zone; the session runs in UTC
+        if _literal_text(node.expressions[0]) != "UTC":
+            raise UnsupportedConstruct("timezone(zone, ts) is portable for 'UTC' only")
+        return _spark("CAST(__ts AS TIMESTAMP_NTZ)", ts=node.expressions[1])
     if isinstance(node, exp.ArrayAgg):
         inner = node.this
         if isinstance(inner, exp.Distinct):

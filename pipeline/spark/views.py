@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core.merge import SCHEMAS
 from pipeline.core.regression_settings import RegressionSettings, write_settings_table
 from pipeline.core.settings import SQL_DIR
 from pipeline.core.versions import write_version_order_table
@@ -19,11 +20,22 @@ __all__ = ["register_inputs", "register_python_tables", "run_views"]
 
 
 def register_inputs(spark, inputs: Mapping[str, Sequence[str]]) -> None:
-    """Each table as a temp view over its Parquet files (paths or object-store URIs)."""
+    """Each Delta table as a temp view over its snapshot's Parquet files (paths or object-store
+    URIs); a table with no file yet is an empty frame of its Delta schema."""
     for table, files in inputs.items():
-        if not files:
-            raise ValueError(f"table {table} has no files")
-        spark.read.parquet(*files).createOrReplaceTempView(table)
+        if files:
+            frame = spark.read.parquet(*files)
+        else:
+            schema = SCHEMAS[table.removeprefix("delta_")]
+            frame = spark.createDataFrame(schema.empty_table().to_pandas(), schema=_spark_schema(schema))
+        frame.createOrReplaceTempView(table)
+
+
+def _spark_schema(schema):
+    from pyspark.sql import types as T
+
+    kinds = {"string": T.StringType(), "int64": T.LongType(), "double": T.DoubleType(), "bool": T.BooleanType()}
+    return T.StructType([T.StructField(f.name, kinds.get(str(f.type), T.TimestampType())) for f in schema])
 
 
 def register_python_tables(spark, settings: RegressionSettings) -> None:
@@ -81,9 +93,15 @@ def run_views(
     settings = settings or RegressionSettings()
     out = out_dir.rstrip("/")
     register_inputs(spark, inputs)
+    catalog = _Catalog(spark)
+    # The readers' tables first (sql/tables: fact_measurement with provenance, ...): views, not written.
+    for sql_file in sorted((SQL_DIR / "tables").glob("*.sql")):
+        for view in transpile_views(sql_file.read_text(), catalog.array_columns, catalog.columns_of):
+            frame = spark.sql(view.query)
+            frame.createOrReplaceTempView(view.name)
+            catalog.add(view.name, frame)
     register_python_tables(spark, settings)
     seconds: dict[str, float] = {}
-    catalog = _Catalog(spark)
     for sql_file in sorted(views_dir.glob("*.sql")):
         for view in transpile_views(sql_file.read_text(), catalog.array_columns, catalog.columns_of):
             started = time.perf_counter()

@@ -23,10 +23,10 @@ provenance as (
         measurement_digest,
         count(distinct source_path) as source_count,
         min(committed_at) as first_seen_at,
-        arg_min(upstream_commit, strftime(committed_at, '%Y-%m-%dT%H:%M:%S.%f') || source_path)
+        arg_min(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
             filter (where committed_at is not null) as first_seen_commit,
         max(committed_at) as last_seen_at,
-        arg_max(upstream_commit, strftime(committed_at, '%Y-%m-%dT%H:%M:%S.%f') || source_path)
+        arg_max(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
             filter (where committed_at is not null) as last_seen_commit,
         bool_or(in_upstream_head) as in_upstream_head
     from sighting_source

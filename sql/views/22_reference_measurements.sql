@@ -37,7 +37,7 @@ candidates as (
         reference_runs.measurement_digest as reference_digest,
         reference_runs.observed_at as reference_observed_at,
         reference_runs.p50 as reference_p50,
-        abs(date_diff('second', liger_runs.observed_at, reference_runs.observed_at)) / 3600.0
+        abs(epoch(reference_runs.observed_at) - epoch(liger_runs.observed_at)) / 3600.0
             as gap_hours
     from liger_runs
     inner join reference_runs
