@@ -55,7 +55,7 @@ notebook: setup
 
 ## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup
-	@test -e "$${LIGER_WAREHOUSE:-warehouse}/current" || $(MAKE) run
+	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark
 
 bench: setup
@@ -66,4 +66,4 @@ schemas: setup
 	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
 
 clean:
-	rm -rf warehouse/staging warehouse/git_blobs warehouse/generations warehouse/current warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark
+	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark
