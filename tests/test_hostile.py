@@ -206,8 +206,10 @@ def test_pipeline_pastes_no_data_values_into_sql():
 
 
 # -- sizes meant to exhaust memory: staged in a subprocess whose peak RSS we read ----------------------
+# Peak RSS of the staging process itself: VmHWM belongs to its own address space (ru_maxrss would
+# carry the pytest worker's peak across fork and exec).
 STAGE_AND_MEASURE = """
-import json, resource, sys
+import json, re, sys
 from pathlib import Path
 import pyarrow.parquet as pq
 from pipeline.core.csv_reader import stage_csv_file
@@ -215,7 +217,8 @@ from pipeline.core.kernelindex_reader import stage_kernelindex_file
 src, dest = Path(sys.argv[1]), Path(sys.argv[2])
 (stage_csv_file if src.suffix == ".csv" else stage_kernelindex_file)(src, dest)
 rows = pq.read_table(dest, columns=["location", "reason"]).to_pylist()
-print(json.dumps({"rows": rows, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+hwm_kb = int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+print(json.dumps({"rows": rows, "rss_mb": hwm_kb / 1024}))
 """
 
 

@@ -115,6 +115,14 @@ def _state(con) -> dict:
         return {}
 
 
+def built_state(wh: Warehouse) -> dict:
+    """What liger.duckdb was last built from (published run, SQL, settings, versions); {} if none."""
+    if not wh.duckdb_path.exists():
+        return {}
+    with duck.connect(wh.duckdb_path, read_only=True) as con:
+        return _state(con)
+
+
 def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None,
                  *, force_full: bool = False) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),

@@ -1,9 +1,14 @@
 """Regression report asset and the newest-version checks (Dagster wrappers over pipeline.core.report)."""
 
 
+import json
+from pathlib import Path
+
 import dagster as dg
 from pydantic import Field
 
+from pipeline.core.duckdb_build import built_state
+from pipeline.core.staging import atomic_path, publish
 from pipeline.core.report import DEFAULT_MAX_PLOTS, write_report
 from pipeline.core.report_queries import newest_overview
 from pipeline.defs.resources import WarehouseResource
@@ -41,8 +46,20 @@ def regression_report(
 ) -> dg.MaterializeResult:
     root = warehouse.warehouse_path()
     out_dir = root / "reports"
-    summary = write_report(root / "liger.duckdb", out_dir, max_plots=config.max_plots,
-                           remote_root=warehouse.warehouse_uri())
+    # The report is a function of liger.duckdb's state and the plot cap: an unchanged warehouse
+    # keeps the report it has (a re-run with nothing new costs no plotting).
+    stamp = out_dir / ".built_from.json"
+    key = {"duckdb": built_state(warehouse.open()), "max_plots": config.max_plots}
+    previous = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if key["duckdb"] and previous.get("key") == key and Path(previous["summary"]["html_path"]).exists():
+        summary = previous["summary"]
+        context.log.info("warehouse unchanged since the last report: kept it")
+    else:
+        summary = write_report(root / "liger.duckdb", out_dir, max_plots=config.max_plots,
+                               remote_root=warehouse.warehouse_uri())
+        tmp = atomic_path(stamp)
+        tmp.write_text(json.dumps({"key": key, "summary": summary}, default=str))
+        publish(tmp, stamp)
     context.log.info(
         f"{summary['flagged_sweeps']} flagged sweeps, {summary['plots']} plotted -> {summary['html_path']}"
     )
