@@ -23,10 +23,12 @@ from pathlib import Path
 import duckdb
 
 from bench import floor, report_step
+from bench.partitions import bench_partitions
 from bench.generate import generate, write_extra_snapshot
 from bench.measure import measure_callable, measure_subprocess, result_row, write_table
 
 PROJECT = Path(__file__).resolve().parents[1]
+PARTITION_SIZES = {"1m"}  # 2 workers vs 1 on the 1 M case (a run per partition: too slow for the CI smoke)
 SIZES = {"smoke": (20_000, 2_000), "100k": (100_000, 10_000), "1m": (1_000_000, 100_000),
          "3m": (3_000_000, 300_000), "10m": (10_000_000, 1_000_000)}
 
@@ -172,6 +174,18 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
         extra.unlink(missing_ok=True)
     results.append(result_row("pipeline_incremental_2500", label, 2500, inc["wall_s"], inc["peak_rss_mb"],
                               ratio=inc["wall_s"] / full["wall_s"]))
+    inc_steps = step_seconds(inc["stdout"] + inc["stderr"])
+    for name, seconds in sorted(inc_steps.items(), key=lambda kv: -kv[1])[:6]:
+        step_lines.append(f"| {label} | incremental 2,500 rows: {name} | {seconds:.1f} |")
+
+    print(f"[{label}] nothing new: the same inputs again", flush=True)
+    same = run_pipeline(data, wh, home)
+    results.append(result_row("pipeline_nothing_new", label, 0, same["wall_s"], same["peak_rss_mb"],
+                              ratio=same["wall_s"] / full["wall_s"]))
+
+    if label in PARTITION_SIZES:
+        print(f"[{label}] partitioned staging: 1 worker vs 2", flush=True)
+        bench_partitions(label, data, runs / "partitions", results, step_lines)
 
     for name, seconds in query_latencies(wh / "liger.duckdb"):
         latencies.append(f"| {label} | query: {name} | — | {seconds * 1000:.0f} |")
