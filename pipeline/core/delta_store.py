@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 from datetime import datetime, timedelta, timezone
 
@@ -44,6 +44,8 @@ def storage_options(uri: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class DeltaStore:
     root: str  # local absolute path or s3://bucket/prefix
+    # A committed version never changes: its file list and row count are read from the log once.
+    _snapshots: dict = field(default_factory=dict, compare=False, repr=False)
 
     def uri(self, table: str) -> str:
         return f"{self.root.rstrip('/')}/tables/{table}"
@@ -68,19 +70,28 @@ class DeltaStore:
     def versions(self, tables: Iterable[str]) -> dict[str, int | None]:
         return {t: self.version(t) for t in tables}
 
-    def files(self, table: str, version: int | None = None) -> list[str]:
-        """Parquet files of one snapshot (latest, or ``version``), as absolute paths or URIs."""
-        dt = self.open(table, version)
-        # delta-rs percent-encodes the URIs it lists ("my%20dir"); DuckDB and fsspec want the path.
-        return [] if dt is None else sorted(unquote(u) for u in dt.file_uris())
-
-    def row_count(self, table: str, version: int | None = None) -> int | None:
-        """Rows of one snapshot, from the Delta log's per-file statistics (no data file is read)."""
+    def _snapshot(self, table: str, version: int | None) -> tuple[list[str], int] | None:
+        if version is not None and (table, version) in self._snapshots:
+            return self._snapshots[(table, version)]
         dt = self.open(table, version)
         if dt is None:
             return None
-        counts = pa.table(dt.get_add_actions(flatten=True)).column("num_records").to_pylist()
-        return sum(c or 0 for c in counts)
+        # delta-rs percent-encodes the URIs it lists ("my%20dir"); DuckDB and fsspec want the path.
+        files = sorted(unquote(u) for u in dt.file_uris())
+        rows = sum(c or 0 for c in pa.table(dt.get_add_actions(flatten=True)).column("num_records").to_pylist())
+        if version is not None:
+            self._snapshots[(table, version)] = (files, rows)
+        return files, rows
+
+    def files(self, table: str, version: int | None = None) -> list[str]:
+        """Parquet files of one snapshot (latest, or ``version``), as absolute paths or URIs."""
+        snap = self._snapshot(table, version)
+        return [] if snap is None else list(snap[0])
+
+    def row_count(self, table: str, version: int | None = None) -> int | None:
+        """Rows of one snapshot, from the Delta log's per-file statistics (no data file is read)."""
+        snap = self._snapshot(table, version)
+        return None if snap is None else snap[1]
 
     def schema(self, table: str) -> pa.Schema | None:
         dt = self.open(table)

@@ -187,12 +187,23 @@ class Merger:
         seq = (pub.seq if pub else 0) + 1
         if reason:
             return self._full(con, sources, problems, run_id, seq, reason, mhash)
+        if not batch and self._nothing_else_moved(con, sources, problems):
+            return RunResult("unchanged", "no new source content", pub, {"models_hash": mhash, "sources_in_batch": 0})
 
         self._models(con, batch, problems, incremental=True)
         escalate = self._must_go_full(con)
         if escalate:
             return self._full(con, sources, problems, run_id, seq, escalate, mhash)
         return self._incremental(con, pub, sources, batch, run_id, seq, mhash)
+
+    def _nothing_else_moved(self, con, sources, problems) -> bool:
+        """No new content: is anything else new? A moved upstream HEAD flag or a newly refused file."""
+        flags = {(s.source_path, s.content_sha256): s.in_upstream_head for s in sources}
+        committed = con.execute("select source_path, content_sha256, in_upstream_head from published_source").fetchall()
+        if any(flags.get((p, c)) != head for p, c, head in committed):
+            return False
+        known = set(con.execute("select source_file, reason, raw from published_quarantine where location = 'file'").fetchall())
+        return all((p[0], str(p[1]), p[2]) in known for p in problems)
 
     def _models(self, con, sources, problems, *, incremental: bool) -> None:
         kwargs = {}
