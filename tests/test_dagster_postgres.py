@@ -55,6 +55,7 @@ def test_materialization_is_stored_in_postgres(pg_home, postgres_url, tmp_path):
             all_assets_and_checks(),
             resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(tmp_path / "wh"))},
             instance=instance,
+            selection=dg.AssetSelection.assets("staged_sources").downstream(),  # the warehouse job's assets
         )
         assert result.success
         assert instance.get_latest_materialization_event(dg.AssetKey("fact_measurement")) is not None
