@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, write_deltalake
@@ -24,8 +24,6 @@ from .duck import is_remote
 RUN_ID_KEY = "liger.run_id"
 S3_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP",
           "AWS_SESSION_TOKEN")
-# Old table versions stay readable (time travel) this long; `vacuum` then deletes their files.
-DEFAULT_RETENTION = timedelta(days=7)
 
 __all__ = ["DeltaStore", "CommitFailedError", "is_remote", "storage_options"]
 
@@ -66,9 +64,6 @@ class DeltaStore:
     def version(self, table: str) -> int | None:
         dt = self.open(table)
         return None if dt is None else dt.version()
-
-    def versions(self, tables: Iterable[str]) -> dict[str, int | None]:
-        return {t: self.version(t) for t in tables}
 
     def _snapshot(self, table: str, version: int | None) -> tuple[list[str], int] | None:
         if version is not None and (table, version) in self._snapshots:
@@ -115,27 +110,6 @@ class DeltaStore:
         )
         return self.version(table)
 
-    def upsert(self, table: str, data: pa.Table, key: str, *, run_id: str, delete_keys: pa.Table | None = None) -> int:
-        """MERGE on ``key``: update matched rows, insert new ones, and delete rows whose key is in
-        ``delete_keys``, as one commit. Concurrent MERGEs conflict and one fails (CommitFailedError)."""
-        dt = self.open(table)
-        src = data
-        if delete_keys is not None and delete_keys.num_rows:
-            marker = pa.array([True] * delete_keys.num_rows)
-            gone = pa.table({key: delete_keys.column(key)}).append_column("__delete", marker)
-            src = pa.concat_tables([data.append_column("__delete", pa.array([False] * data.num_rows)), gone],
-                                   promote_options="default")
-        else:
-            src = data.append_column("__delete", pa.array([False] * data.num_rows))
-        cols = [c for c in data.column_names]
-        (dt.merge(src, predicate=f"t.{key} = s.{key}", source_alias="s", target_alias="t",
-                  commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id}))
-           .when_matched_delete(predicate="s.__delete")
-           .when_matched_update({c: f"s.{c}" for c in cols}, predicate="not s.__delete")
-           .when_not_matched_insert({c: f"s.{c}" for c in cols}, predicate="not s.__delete")
-           .execute())
-        return self.version(table)
-
     def history(self, table: str, limit: int | None = None) -> list[dict]:
         dt = self.open(table)
         return [] if dt is None else dt.history(limit)
@@ -149,7 +123,8 @@ class DeltaStore:
                                                                                 "liger.operation": "compact"}))
         return True
 
-    def vacuum(self, tables: Iterable[str], retention: timedelta = DEFAULT_RETENTION) -> dict[str, int]:
+    def vacuum(self, tables: Iterable[str], retention: timedelta) -> dict[str, int]:
+        """Delete files that no version newer than ``retention`` needs (time travel ends there)."""
         removed = {}
         for t in tables:
             dt = self.open(t)
@@ -158,13 +133,3 @@ class DeltaStore:
             hours = int(retention.total_seconds() // 3600)
             removed[t] = len(dt.vacuum(retention_hours=hours, dry_run=False, enforce_retention_duration=False))
         return removed
-
-    def version_at(self, table: str, when: datetime) -> int | None:
-        """The newest version committed at or before ``when`` (UTC)."""
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-        best = None
-        for h in self.history(table):
-            ts = datetime.fromtimestamp(h["timestamp"] / 1000, tz=timezone.utc)
-            if ts <= when and (best is None or h["version"] > best):
-                best = h["version"]
-        return best
