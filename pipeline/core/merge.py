@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -153,7 +154,7 @@ class Merger:
             *, force_full: bool = False) -> RunResult:
         run_id = run_id or uuid.uuid4().hex
         with self.wh.lock():
-            restored = self.wh.restore_unpublished(run_id)
+            restored = self.wh.restore_unpublished()
             pub = self.wh.published()
             spill = self.wh.temp_dir / f"merge-{run_id}"
             con = duck.connect(temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri,
@@ -163,7 +164,7 @@ class Merger:
                 result = self._run(con, pub, sources, problems, run_id, force_full)
             finally:
                 con.close()
-                _rmtree(spill)
+                shutil.rmtree(spill, ignore_errors=True)
             if restored:
                 result.stats["restored_unpublished"] = restored
             return result
@@ -323,8 +324,3 @@ class Merger:
             stats["vacuumed_files"] = self.wh.vacuum(RETENTION)
         return RunResult("incremental", f"{len(batch)} new source content(s)", published, stats)
 
-
-def _rmtree(p: Path) -> None:
-    import shutil
-
-    shutil.rmtree(p, ignore_errors=True)

@@ -84,7 +84,6 @@ def run_models(
     *,
     known_gpu: str = EMPTY_KNOWN_GPU,
     known_record: str = EMPTY_KNOWN_RECORD,
-    known_params: dict | None = None,
 ) -> list[str]:
     """Register the batch and run every model file; returns the files applied."""
     con.register("batch_source_in", sources_table(sources, staging_path))
@@ -115,8 +114,8 @@ def run_models(
         "reason": pa.array([str(p[1]) for p in problems], pa.string()),
         "raw": pa.array([p[2] for p in problems], pa.string()),
     }))
-    con.execute(f"create or replace temp table known_gpu as {known_gpu}", known_params or {})
-    con.execute(f"create or replace temp table known_record as {known_record}", known_params or {})
+    con.execute(f"create or replace temp table known_gpu as {known_gpu}")
+    con.execute(f"create or replace temp table known_record as {known_record}")
     applied = []
     for path in model_files():
         sql = path.read_text()

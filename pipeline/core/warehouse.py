@@ -222,7 +222,7 @@ class Warehouse:
         self.store.write(RUN_LOG, row, mode="append", run_id=run_id)
         return Published(seq, run_id, now, mode, versions, stats)
 
-    def restore_unpublished(self, run_id: str) -> dict[str, int]:
+    def restore_unpublished(self) -> dict[str, int]:
         """Undo commits that no run row names (a killed run's): each such table goes back to its
         published version in a new commit, so the next run starts from a consistent state."""
         published = self.published()

@@ -4,7 +4,6 @@ table, then the run's row in warehouse_run makes them visible)."""
 import dagster as dg
 
 from pipeline.core.merge import Merger
-from pipeline.core.warehouse import TABLES
 from pipeline.defs.resources import WarehouseResource
 
 PUBLIC_TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
@@ -56,4 +55,4 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         yield dg.MaterializeResult(asset_key=table, metadata=metadata)
 
 
-__all__ = ["warehouse_tables", "TABLES"]
+__all__ = ["warehouse_tables", "PUBLIC_TABLES"]
