@@ -23,7 +23,6 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
