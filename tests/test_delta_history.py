@@ -127,7 +127,10 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     assert any(v.endswith("key(s)") for v in second["refreshed"].values()), second["refreshed"]
     full = Warehouse(wh.root_uri, tmp_path / "full")
     assert build_duckdb(full, full.published(seq=2))["mode"] == "full"
+    assert second["fact_provenance"].endswith("measurement(s)")  # refreshed for new sightings only
     with inc.open_duckdb() as a, full.open_duckdb() as b:
+        q = "select * from fact_measurement order by measurement_digest"
+        assert a.execute(q).fetchall() == b.execute(q).fetchall()
         for vf in view_files():
             if not vf.materialize:
                 continue

@@ -43,7 +43,7 @@ MATERIALIZE_MARKER = "-- materialize: table"
 _KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 STATE_TABLE = "liger_build_state"
-FACT_VIEW = SQL_DIR / "tables" / "fact_measurement.sql"
+FACT_VIEW = SQL_DIR / "tables" / "20_fact_measurement.sql"
 DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
               pa.timestamp("us", tz="UTC"): "timestamptz"}
 FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
@@ -159,7 +159,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         if versions != old.get("versions"):
             full = True
         write_version_order_table(con, versions)
-        done = apply_views(con, full, old.get("seq", 0))
+        provenance = materialize_provenance(con, full, old.get("seq", 0))
+        done = apply_views(con, full, old.get("seq", 0)) | {"fact_provenance": provenance}
         build_change_points(con)
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
@@ -174,6 +175,35 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     con.close()
     publish(tmp, final)
     return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
+
+
+def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> str:
+    """Keep fact_provenance as a table: every read of fact_measurement joins it, and aggregating
+    every sighting per query would cost seconds at 10 M facts. Only measurements with a new sighting
+    (run_seq > since_seq), or carried by a source whose in_upstream_head flipped (the previous
+    upstream HEAD snapshot, when a new commit lands), are recomputed."""
+    table = "fact_provenance__materialized"
+    exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags')",
+                         {"t": table}) == 2
+    if full or not exists:
+        con.execute(f"create or replace table {table} as select * from fact_provenance")
+        mode = "full"
+    else:
+        con.execute("""create or replace temp table moved_source as
+            select source_path, content_sha256 from provenance_source_flags p join delta_source s
+            using (source_path, content_sha256) where p.in_upstream_head is distinct from s.in_upstream_head""")
+        con.execute("""create or replace temp table touched_digest as
+            select distinct measurement_digest from delta_fact_sighting
+            where run_seq > $s or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
+                    {"s": since_seq})
+        con.execute(f"delete from {table} where measurement_digest in (select measurement_digest from touched_digest)")
+        con.execute(f"insert into {table} by name select * from fact_provenance "
+                    "where measurement_digest in (select measurement_digest from touched_digest)")
+        mode = f"{duck.scalar(con, 'select count(*) from touched_digest')} measurement(s)"
+    con.execute("create or replace table provenance_source_flags as "
+                "select source_path, content_sha256, in_upstream_head from delta_source")
+    con.execute(f"create or replace view fact_provenance as select * from {table}")
+    return mode
 
 
 def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0) -> dict:

@@ -1,39 +1,11 @@
 -- fact_measurement as readers see it: the Delta table's facts, plus what is derived when read.
--- * Provenance from fact_sighting: source_count, first/last seen commit and date (CSV snapshots
---   with a commit date), in_upstream_head (any carrying source is in upstream's HEAD today).
+-- * Provenance (fact_provenance, from fact_sighting): source_count, first/last seen commit and
+--   date, in_upstream_head.
 -- * Learned dimensions: a CSV fact with no record of its own takes the environment learned for
 --   its GPU, and (ms rows only) the protocol learned for its pass and GPU.
 -- * Timestamps as UTC wall-clock TIMESTAMPs, whatever the session's time zone.
 create or replace view fact_measurement as
-with sighting_source as (
-    select
-        g.measurement_digest,
-        g.source_path,
-        g.upstream_commit,
-        g.committed_at,
-        s.in_upstream_head
-    from delta_fact_sighting as g
-    left join delta_source as s
-        on g.source_path = s.source_path
-        and g.content_sha256 = s.content_sha256
-),
-
-provenance as (
-    select
-        measurement_digest,
-        count(distinct source_path) as source_count,
-        min(committed_at) as first_seen_at,
-        arg_min(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
-            filter (where committed_at is not null) as first_seen_commit,
-        max(committed_at) as last_seen_at,
-        arg_max(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
-            filter (where committed_at is not null) as last_seen_commit,
-        bool_or(in_upstream_head) as in_upstream_head
-    from sighting_source
-    group by measurement_digest
-),
-
-learned_environment as (
+with learned_environment as (
     select gpu_name, digest from delta_learned_dimension where dimension = 'environment'
 ),
 
@@ -75,7 +47,7 @@ select
     p.in_upstream_head,
     f.run_seq
 from delta_fact_measurement as f
-left join provenance as p on f.measurement_digest = p.measurement_digest
+left join fact_provenance as p on f.measurement_digest = p.measurement_digest
 left join learned_environment as le on f.gpu_name = le.gpu_name
 left join learned_protocol as lp
     on f.gpu_name = lp.gpu_name
