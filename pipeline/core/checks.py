@@ -20,6 +20,12 @@ def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBP
     """An in-memory DuckDB with the readers' tables (sql/tables) over a published state."""
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(published))
+    # No check reads provenance (source_count, first/last seen); aggregating every sighting for it
+    # would cost more than the checks themselves. Its columns read as NULL here.
+    con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
+        null::bigint as source_count, null::timestamptz as first_seen_at, null::varchar as first_seen_commit,
+        null::timestamptz as last_seen_at, null::varchar as last_seen_commit, null::boolean as in_upstream_head
+        where false""")
     return con
 
 
