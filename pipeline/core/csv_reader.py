@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
@@ -92,6 +93,14 @@ def _canonical_config(raw: str | None) -> str | None:
         return None
 
 
+def canonical_configs(raw: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Vectorized twin of _canonical_config for a DuckDB arrow UDF: Python sees each distinct config
+    of a chunk once (configs repeat on every row of a sweep)."""
+    encoded = pc.dictionary_encode(raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw)
+    canonical = pa.array([_canonical_config(v) for v in encoded.dictionary.to_pylist()], pa.string())
+    return canonical.take(encoded.indices)
+
+
 def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
     """A staged file with no good rows: an empty input, or a whole file refused with its reason."""
     cols: dict[str, pa.Array] = {}
@@ -149,46 +158,37 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
     try:
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET enable_progress_bar = false")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
-        con.execute(
-            """
-            create temp table parsed as
-            select row_number() over () as record_no, *
-            from read_csv($path, header = true, auto_detect = false, columns = $columns,
-                          delim = ',', quote = '"', escape = '"', strict_mode = true,
-                          max_line_size = $max_line, store_rejects = true,
-                          rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
-            """,
-            {"path": str(path), "columns": columns, "max_line": MAX_LINE_BYTES},
-        )
-        configs = [r[0] for r in con.execute("select distinct extra_benchmark_config_str from parsed").fetchall()]
-        canon = pa.table(
-            {"config_raw": pa.array(configs, pa.string()),
-             "config_canonical": pa.array([_canonical_config(c) for c in configs], pa.string())}
-        )
-        con.register("config_map", canon)
+        con.create_function("canonical_config", canonical_configs, ["VARCHAR"], "VARCHAR", type="arrow",
+                            null_handling="special")
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
         empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)
-        con.execute(
+        digest = measurement_digest_sql()
+        tmp = atomic_path(dest)
+        # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
+        # (DuckDB streams that window in order), so record_no is the record's ordinal in the file.
+        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
+        con.sql(
             f"""
-            create temp view typed as  -- streamed into the COPY below, never materialized
-            with source as (
-                select p.*, m.config_canonical
-                from parsed p left join config_map m on p.extra_benchmark_config_str is not distinct from m.config_raw
+            with parsed as (
+                select row_number() over () as record_no, *
+                from read_csv($path, header = true, auto_detect = false, columns = $columns,
+                              delim = ',', quote = '"', escape = '"', strict_mode = true,
+                              max_line_size = $max_line, store_rejects = true,
+                              rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
             ),
             casted as (
                 select *,
+                    canonical_config(extra_benchmark_config_str) as config_canonical,
                     try_cast(y_value_20 as double) as v20,
                     try_cast(y_value_50 as double) as v50,
                     try_cast(y_value_80 as double) as v80,
                     -- upstream's own format first (fast path); anything else ISO-8601 with a zone goes through ICU
                     coalesce(try_strptime("timestamp", '%Y-%m-%d %H:%M:%S'),
                              try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
-                from source
+                from parsed
             ),
             judged as (
                 select *,
@@ -203,29 +203,38 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                         when config_canonical is null then '{Reason.BAD_CONFIG_JSON}'
                     end as reason
                 from casted
+            ),
+            typed as (
+                select
+                    record_no,
+                    'record ' || record_no as location,
+                    reason,
+                    case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
+                    trim(kernel_name) as kernel_name,
+                    trim(kernel_provider) as kernel_provider,
+                    trim(kernel_operation_mode) as kernel_operation_mode,
+                    trim(metric_name) as metric_name,
+                    trim(metric_unit) as metric_unit,
+                    trim(x_name) as x_name,
+                    {x_label} as x_label,
+                    trim(x_value) as x_value,
+                    config_canonical as extra_config,
+                    trim(gpu_name) as gpu_name,
+                    ts as observed_at,
+                    strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
+                    trim(liger_version) as liger_version,
+                    v20 as p20, v50 as p50, v80 as p80
+                from judged
             )
-            select
-                record_no,
-                'record ' || record_no as location,
-                reason,
-                case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
-                trim(kernel_name) as kernel_name,
-                trim(kernel_provider) as kernel_provider,
-                trim(kernel_operation_mode) as kernel_operation_mode,
-                trim(metric_name) as metric_name,
-                trim(metric_unit) as metric_unit,
-                trim(x_name) as x_name,
-                {x_label} as x_label,
-                trim(x_value) as x_value,
-                config_canonical as extra_config,
-                trim(gpu_name) as gpu_name,
-                ts as observed_at,
-                strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
-                trim(liger_version) as liger_version,
-                v20 as p20, v50 as p50, v80 as p80
-            from judged
-            """
-        )
+            select record_no, location, reason, raw,
+                   case when reason is null then {digest} end as measurement_digest,
+                   kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+                   x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
+                   liger_version, p20, p50, p80
+            from typed
+            """,
+            params={"path": str(path), "columns": columns, "max_line": MAX_LINE_BYTES},
+        ).write_parquet(str(tmp), compression="zstd")
         # One reject entry per bad *field*: keep one per line (the first error on it). DuckDB's own
         # line counter skips blank lines, so the physical line number comes from the byte offset.
         raw_rejects = con.execute(
@@ -242,39 +251,36 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                    for pos, err, raw in raw_rejects if numbers[pos] not in marked]
         rejects += [(f"line {o.line_no}", str(o.reason), o.preview) for o in oversize]
         rejects.sort(key=lambda r: int(r[0].split()[1]))
-        reject_rows = pa.table(
-            {
-                "location": [r[0] for r in rejects],
-                "reason": [r[1] for r in rejects],
-                "raw": [r[2] for r in rejects],
-            },
-            schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
-        )
-        con.register("reject_rows", reject_rows)
-        digest = measurement_digest_sql()
-        tmp = atomic_path(dest)
-        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
-        con.sql(
-            f"""
-            select record_no, location, reason, raw,
-                   case when reason is null then {digest} end as measurement_digest,
-                   kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
-                   x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
-                   liger_version, p20, p50, p80
-            from typed
-            union all by name
-            select null::bigint as record_no, location, reason, raw
-            from reject_rows
-            """
-        ).write_parquet(str(tmp), compression="zstd")
-        total, bad_total = con.execute(
+        if rejects:  # rare: rejected lines are known only once the scan is done, so they join in a second write
+            tmp = append_rejects(con, tmp, dest, rejects)
+        read, bad = con.execute(
             "select count(*), count(*) filter (where reason is not null) from read_parquet($p)", {"p": str(tmp)}
         ).fetchone()
         publish(tmp, dest)
-        read, bad = total - len(rejects), bad_total - len(rejects)
     finally:
         con.close()
-    return StageResult(read + len(rejects), bad + len(rejects))
+    return StageResult(read, bad)
+
+
+def append_rejects(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path,
+                   rejects: list[tuple[str, str, str]]) -> Path:
+    """A new write-aside file: the rows of ``staged`` plus one row per rejected line (``staged`` is removed)."""
+    con.register("reject_rows", pa.table(
+        {"location": [r[0] for r in rejects], "reason": [str(r[1]) for r in rejects], "raw": [r[2] for r in rejects]},
+        schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
+    ))
+    out = atomic_path(dest)
+    con.sql(
+        """
+        select * from read_parquet($staged)
+        union all by name
+        select null::bigint as record_no, location, reason, raw from reject_rows
+        """,
+        params={"staged": str(staged)},
+    ).write_parquet(str(out), compression="zstd")
+    con.unregister("reject_rows")
+    staged.unlink()
+    return out
 
 
 def _q(identifier: str) -> str:
