@@ -15,14 +15,14 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
 from . import duck
 from .settings import MAX_COLUMNS, MAX_LINE_BYTES, reader_memory
-from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
+from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, scan_oversize_lines,
+                      write_without)
 
 REQUIRED_COLUMNS = (
     "kernel_name",
@@ -93,14 +93,6 @@ def _canonical_config(raw: str | None) -> str | None:
         return None
 
 
-def canonical_configs(raw: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Vectorized twin of _canonical_config for a DuckDB arrow UDF: Python sees each distinct config
-    of a chunk once (configs repeat on every row of a sweep)."""
-    encoded = pc.dictionary_encode(raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw)
-    canonical = pa.array([_canonical_config(v) for v in encoded.dictionary.to_pylist()], pa.string())
-    return canonical.take(encoded.indices)
-
-
 def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str]]) -> None:
     """A staged file with no good rows: an empty input, or a whole file refused with its reason."""
     cols: dict[str, pa.Array] = {}
@@ -160,8 +152,10 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
     try:
         if threads:
             con.execute(f"SET threads = {int(threads)}")
-        con.create_function("canonical_config", canonical_configs, ["VARCHAR"], "VARCHAR", type="arrow",
-                            null_handling="special")
+        # Python sees each distinct config once (configs repeat on every row of a sweep)
+        memo: dict[str, str | None] = {}
+        con.create_function("canonical_config", lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
+                            ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
         empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
 
@@ -144,3 +148,27 @@ def line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
     for o in todo[i:]:
         result[o] = newlines + 1
     return result
+
+
+# -- Python per distinct value, inside a DuckDB scan ------------------------------------------------
+MEMO_MAX_ENTRIES = 4096
+MEMO_MAX_CHARS = 16384  # only short values are remembered: a few MB at most, whatever the input
+
+
+def map_distinct(values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType,
+                 memo: dict[str, Any]) -> pa.Array:
+    """``fn`` over an Arrow UDF batch, called once per distinct non-null value (nulls stay null).
+
+    Results are remembered across batches in ``memo``, so a value repeated on every row of a file
+    costs Python once per file, not once per batch."""
+    encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+    results = []
+    for v in encoded.dictionary.to_pylist():
+        if v in memo:
+            results.append(memo[v])
+            continue
+        result = fn(v)
+        if len(v) <= MEMO_MAX_CHARS and len(memo) < MEMO_MAX_ENTRIES:
+            memo[v] = result
+        results.append(result)
+    return pa.array(results, out_type).take(encoded.indices)
