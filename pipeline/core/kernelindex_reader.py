@@ -196,21 +196,21 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
                 -- JSON nested deeper than any valid bundle is never parsed further (nor recursed into by
                 -- Python): only a line with more brackets than the limit can be that deep.
                 select record_no, line,
-                    case when length(line) - length(replace(replace(line, '{{', ''), '[', '')) > $limit
+                    case when strlen(line) - strlen(replace(replace(line, '{{', ''), '[', '')) > $limit
                          then is_too_deep(line) else false end as deep
                 from lines
             ),
             extracted as (
-                -- one parse per line: every path is pulled by a single multi-path call
+                -- one parse per line: every path is pulled by a single multi-path call (the protocol and
+                -- environment objects as their JSON text). Valid JSON that opens with a brace is an object.
                 select record_no, line, deep, ok,
                     case when ok then json_extract_string(line, $paths) end as s,
-                    case when ok then json_extract(line, ['$.protocol', '$.environment']) end as o,
-                    case when ok then json_type(line) end as top_type
+                    case when ok then (case when left(line, 1) = '{{' then 'OBJECT' else json_type(line) end) end as top_type
                 from (select *, not deep and json_valid(line) as ok from source)
             ),
             fields as (
                 select record_no, line, deep, ok, top_type,
-                    o[1]::varchar as protocol_text, o[2]::varchar as environment_text, {_FIELDS_SQL}
+                    s[$protocol_at] as protocol_text, s[$environment_at] as environment_text, {_FIELDS_SQL}
                 from extracted
             ),
             parsed as (
@@ -265,7 +265,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> Stag
                 protocol_json, environment_json
             from judged
             """,
-            params={"paths": list(EXTRACTED.values()), "limit": MAX_JSON_DEPTH, "api": API_VERSION,
+            params={"paths": [*EXTRACTED.values(), "$.protocol", "$.environment"], "protocol_at": len(EXTRACTED) + 1,
+                    "environment_at": len(EXTRACTED) + 2, "limit": MAX_JSON_DEPTH, "api": API_VERSION,
                     "run_kind": RUN_KIND, **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()}},
         ).write_parquet(str(tmp), compression="zstd")
         if line_format:

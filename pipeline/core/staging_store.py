@@ -49,8 +49,9 @@ class StagingStore:
 
     def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict[str, int]:
         """Hash every source, parse only contents never staged before. Returns counts."""
-        for s in sources:
-            s.content_sha256 = file_sha256(s.path)
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:  # hashlib releases the GIL: files hash side by side
+            for s, sha in zip(sources, pool.map(lambda s: file_sha256(s.path), sources)):
+                s.content_sha256 = sha
         todo: dict[str, SourceFile] = {}
         for s in sources:
             if not self.path(s).exists():
