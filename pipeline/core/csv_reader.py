@@ -19,10 +19,9 @@ import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
-from . import duck
-from .settings import MAX_COLUMNS, MAX_LINE_BYTES, reader_memory
-from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, scan_oversize_lines,
-                      write_without)
+from .settings import MAX_COLUMNS, MAX_LINE_BYTES
+from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, reader_connection,
+                      scan_oversize_lines, write_without)
 
 REQUIRED_COLUMNS = (
     "kernel_name",
@@ -114,8 +113,10 @@ def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str
     publish(tmp, dest)
 
 
-def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> StageResult:
-    """Parse ``path`` and write the staged Parquet ``dest`` atomically."""
+def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None,
+                   db: duckdb.DuckDBPyConnection | None = None) -> StageResult:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
+    functions :func:`register_functions` registered, or on a database of its own)."""
     header, file_error = _read_header(path)
     if file_error is not None:
         write_quarantine_only_stage(dest, [("file", file_error[0], file_error[1])])
@@ -128,16 +129,25 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
     oversize = [o for o in scan_oversize_lines(path, MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW)
                 if o.line_no > 1]
     if not oversize:
-        return _stage_parsed(path, dest, header, [], threads)
+        return _stage_parsed(path, dest, header, [], threads, db)
     clean = atomic_path(dest).with_suffix(".src")
     try:
         write_without(path, oversize, clean)
-        return _stage_parsed(clean, dest, header, oversize, threads)
+        return _stage_parsed(clean, dest, header, oversize, threads, db)
     finally:
         clean.unlink(missing_ok=True)
 
 
-def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None) -> StageResult:
+def register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """The Python function the CSV query calls: each distinct config canonicalized once (configs
+    repeat on every row of a sweep), remembered across batches and files."""
+    memo: dict[str, str | None] = {}
+    con.create_function("canonical_config", lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
+                        ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
+
+
+def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None,
+                  db: duckdb.DuckDBPyConnection | None) -> StageResult:
     # Deduplicate header names so DuckDB accepts them; we only read the known ones by name.
     seen: dict[str, int] = {}
     columns: dict[str, str] = {}
@@ -146,16 +156,11 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         seen[h] = seen.get(h, 0) + 1
         columns[name] = "VARCHAR"
 
-    # row numbers are explicit, so insertion order need not be kept; spill next to the output
     dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    con = reader_connection(dest, db, register_functions)
     try:
         if threads:
             con.execute(f"SET threads = {int(threads)}")
-        # Python sees each distinct config once (configs repeat on every row of a sweep)
-        memo: dict[str, str | None] = {}
-        con.create_function("canonical_config", lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
-                            ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
         empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)

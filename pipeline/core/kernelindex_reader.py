@@ -19,10 +19,9 @@ from .csv_reader import StageResult, append_rejects
 from .digests import canonical_json, object_digest
 from .models import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
 from .reasons import DUCKDB_LINE_REJECT_REASON, Reason
-from . import duck
-from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, reader_memory
-from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, scan_oversize_lines,
-                      write_without)
+from .settings import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
+from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, reader_connection,
+                      scan_oversize_lines, write_without)
 
 LINE_FORMATS = (".ndjson", ".jsonl")
 
@@ -135,32 +134,37 @@ def _check_object(text: str | None, model: type) -> tuple[str | None, str | None
         return None, None, str(Reason.INVALID_RECORD)
 
 
-def stage_kernelindex_file(path: Path, dest: Path) -> StageResult:
+def register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """The Python functions the bundle query calls: each distinct protocol / environment validated
+    once (remembered across batches and files), and the depth of the rare line with enough brackets
+    to be too deep."""
+    for name, model in (("check_protocol", BenchmarkProtocol), ("check_environment", ExecutionEnvironment)):
+        con.create_function(name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow",
+                            null_handling="special")
+    con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
+
+
+def stage_kernelindex_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> StageResult:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
+    functions :func:`register_functions` registered, or on a database of its own)."""
     if path.suffix.lower() not in LINE_FORMATS:
-        return _stage(path, dest, [], line_format=False)
+        return _stage(path, dest, [], line_format=False, db=db)
     # Lines beyond MAX_LINE_BYTES never reach DuckDB (past ~100 MB its reject store loses them).
     oversize = scan_oversize_lines(path, MAX_LINE_BYTES, None, Reason.LINE_TOO_LONG, Reason.LINE_TOO_LONG)
     if not oversize:
-        return _stage(path, dest, [], line_format=True)
+        return _stage(path, dest, [], line_format=True, db=db)
     clean = atomic_path(dest).with_suffix(".src")
     try:
         write_without(path, oversize, clean)
-        return _stage(clean, dest, oversize, line_format=True)
+        return _stage(clean, dest, oversize, line_format=True, db=db)
     finally:
         clean.unlink(missing_ok=True)
 
 
-def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool) -> StageResult:
-    # row numbers are explicit, so insertion order need not be kept; spill next to the output
+def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool, db: duckdb.DuckDBPyConnection | None) -> StageResult:
     dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    con = reader_connection(dest, db, register_functions)
     try:
-        # Python validates each distinct protocol / environment once, and measures the depth of the
-        # rare line with enough brackets to be too deep, all inside the one streaming scan below.
-        for name, model in (("check_protocol", BenchmarkProtocol), ("check_environment", ExecutionEnvironment)):
-            con.create_function(name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow",
-                                null_handling="special")
-        con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
         if line_format:
             # One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
             # The empty OVER () streams in file order: row_no is the physical line, until a rejected line.

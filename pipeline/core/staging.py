@@ -7,9 +7,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from . import duck
+from .settings import reader_memory
 
 RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
 
@@ -29,6 +33,21 @@ def publish(tmp: Path, final: Path) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, final)
+
+
+def reader_connection(dest: Path, db: duckdb.DuckDBPyConnection | None,
+                      register: Callable[[duckdb.DuckDBPyConnection], None]) -> duckdb.DuckDBPyConnection:
+    """The connection one file is staged on: a cursor on the caller's database, whose functions are
+    registered once for all files (a new database costs more than a small file's parse), or else a
+    database of its own. Row numbers are explicit, so insertion order need not be kept; spill next
+    to the output."""
+    if db is not None:
+        con = db.cursor()
+        con.execute("SET TimeZone = 'UTC'")
+        return con
+    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    register(con)
+    return con
 
 
 # -- guards against hostile lines ----------------------------------------------------------------
