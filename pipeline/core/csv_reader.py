@@ -42,6 +42,10 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = ("x_label",)
 # Fields that must be non-empty in a row (x_label is descriptive only).
 NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
+# Fields staged trimmed, as <name>__trimmed in the query (the suffix, like the __dup suffix of
+# repeated header names, is the reader's own).
+TRIMMED = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_value",
+           "gpu_name", "liger_version")
 
 STAGED_COLUMNS = (
     "record_no", "location", "reason", "raw", "measurement_digest",
@@ -163,7 +167,9 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
             con.execute(f"SET threads = {int(threads)}")
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
-        empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)
+        # a field staged trimmed is trimmed once (in `casted`), for both the empty check and the output
+        empty = " or ".join(f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null"
+                            for c in NON_EMPTY)
         digest = measurement_digest_sql()
         tmp = atomic_path(dest)
         # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
@@ -181,6 +187,15 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
             casted as (
                 select *,
                     canonical_config(extra_benchmark_config_str) as config_canonical,
+                    trim(kernel_name) as kernel_name__trimmed,
+                    trim(kernel_provider) as kernel_provider__trimmed,
+                    trim(kernel_operation_mode) as kernel_operation_mode__trimmed,
+                    trim(metric_name) as metric_name__trimmed,
+                    trim(metric_unit) as metric_unit__trimmed,
+                    trim(x_name) as x_name__trimmed,
+                    trim(x_value) as x_value__trimmed,
+                    trim(gpu_name) as gpu_name__trimmed,
+                    trim(liger_version) as liger_version__trimmed,
                     try_cast(y_value_20 as double) as v20,
                     try_cast(y_value_50 as double) as v50,
                     try_cast(y_value_80 as double) as v80,
@@ -209,19 +224,19 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                     'record ' || record_no as location,
                     reason,
                     case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
-                    trim(kernel_name) as kernel_name,
-                    trim(kernel_provider) as kernel_provider,
-                    trim(kernel_operation_mode) as kernel_operation_mode,
-                    trim(metric_name) as metric_name,
-                    trim(metric_unit) as metric_unit,
-                    trim(x_name) as x_name,
+                    kernel_name__trimmed as kernel_name,
+                    kernel_provider__trimmed as kernel_provider,
+                    kernel_operation_mode__trimmed as kernel_operation_mode,
+                    metric_name__trimmed as metric_name,
+                    metric_unit__trimmed as metric_unit,
+                    x_name__trimmed as x_name,
                     {x_label} as x_label,
-                    trim(x_value) as x_value,
+                    x_value__trimmed as x_value,
                     config_canonical as extra_config,
-                    trim(gpu_name) as gpu_name,
+                    gpu_name__trimmed as gpu_name,
                     ts as observed_at,
                     strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
-                    trim(liger_version) as liger_version,
+                    liger_version__trimmed as liger_version,
                     v20 as p20, v50 as p50, v80 as p80
                 from judged
             )
