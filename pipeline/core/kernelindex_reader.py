@@ -205,12 +205,13 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool, db: duc
                 from lines
             ),
             extracted as (
-                -- one parse per line: every path is pulled by a single multi-path call (the protocol and
-                -- environment objects as their JSON text). Valid JSON that opens with a brace is an object.
-                select record_no, line, deep, ok,
-                    case when ok then json_extract_string(line, $paths) end as s,
-                    case when ok then (case when left(line, 1) = '{{' then 'OBJECT' else json_type(line) end) end as top_type
-                from (select *, not deep and json_valid(line) as ok from source)
+                -- One parse per line: every path is pulled by a single multi-path call (the protocol and
+                -- environment objects as their JSON text); it fails exactly when json_valid is false, so a
+                -- line is valid when it yields a list. Valid JSON that opens with a brace is an object.
+                select record_no, line, deep, s is not null as ok, s,
+                    case when s is not null then
+                        (case when left(line, 1) = '{{' then 'OBJECT' else json_type(line) end) end as top_type
+                from (select *, case when not deep then try(json_extract_string(line, $paths)) end as s from source)
             ),
             fields as (
                 select record_no, line, deep, ok, top_type,
