@@ -161,7 +161,8 @@ def stage_kernelindex_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnect
         clean.unlink(missing_ok=True)
 
 
-def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool, db: duckdb.DuckDBPyConnection | None) -> StageResult:
+def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
+           db: duckdb.DuckDBPyConnection | None) -> StageResult:
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = reader_connection(dest, db, register_functions)
     try:

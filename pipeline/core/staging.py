@@ -39,8 +39,7 @@ def reader_connection(dest: Path, db: duckdb.DuckDBPyConnection | None,
                       register: Callable[[duckdb.DuckDBPyConnection], None]) -> duckdb.DuckDBPyConnection:
     """The connection one file is staged on: a cursor on the caller's database, whose functions are
     registered once for all files (a new database costs more than a small file's parse), or else a
-    database of its own. Row numbers are explicit, so insertion order need not be kept; spill next
-    to the output."""
+    database of its own that spills next to the output."""
     if db is not None:
         con = db.cursor()
         con.execute("SET TimeZone = 'UTC'")
@@ -106,8 +105,9 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
                 newlines = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
                 for i in np.flatnonzero(np.diff(newlines) > max_fields).tolist():
                     start, end = int(newlines[i]) + 1, int(newlines[i + 1])
-                    _judge(found, line_no + 1 + i, offset + start, offset + end, chunk[start:min(end, start + RAW_PREVIEW_CHARS)],
-                           chunk.count(b",", start, end), max_line_bytes, max_fields, too_long, too_wide)
+                    _judge(found, line_no + 1 + i, offset + start, offset + end,
+                           chunk[start:min(end, start + RAW_PREVIEW_CHARS)], chunk.count(b",", start, end),
+                           max_line_bytes, max_fields, too_long, too_wide)
                 line_no += len(newlines)
             else:
                 line_no += 1 if last == first else chunk.count(b"\n")
@@ -122,10 +122,9 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
 
 def _judge(found: list[Oversize], line_no: int, start: int, end: int, head: bytes | bytearray, commas: int,
            max_line_bytes: int, max_fields: int | None, too_long: str, too_wide: str) -> None:
-    if end - start > max_line_bytes:
-        found.append(Oversize(line_no, start, end, too_long, bytes(head[:RAW_PREVIEW_CHARS]).decode("utf-8", "replace")))
-    elif max_fields is not None and commas >= max_fields:
-        found.append(Oversize(line_no, start, end, too_wide, bytes(head[:RAW_PREVIEW_CHARS]).decode("utf-8", "replace")))
+    reason = too_long if end - start > max_line_bytes else too_wide if max_fields is not None and commas >= max_fields else None
+    if reason is not None:
+        found.append(Oversize(line_no, start, end, reason, bytes(head[:RAW_PREVIEW_CHARS]).decode("utf-8", "replace")))
 
 
 # A line no UTF-8 decoder accepts: the parser rejects it in place, so line numbers stay aligned.
@@ -175,8 +174,10 @@ def line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
 
 
 # -- Python per distinct value, inside a DuckDB scan ------------------------------------------------
-MEMO_MAX_ENTRIES = 4096
-MEMO_MAX_CHARS = 16384  # only short values are remembered: a few MB at most, whatever the input
+# Only short values are remembered, and only so many: a memo stays within tens of MB whatever the
+# input (real configs, protocols and environments are well under a kilobyte, and few).
+MEMO_MAX_ENTRIES = 2048
+MEMO_MAX_CHARS = 8192
 
 
 def map_distinct(values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType,

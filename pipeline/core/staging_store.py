@@ -50,7 +50,7 @@ class StagingStore:
 
     def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict[str, int]:
         """Hash every source, parse only contents never staged before. Returns counts."""
-        with ThreadPoolExecutor(max_workers=max_workers) as pool:  # hashlib releases the GIL: files hash side by side
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:  # hashlib releases the GIL: files hash in parallel
             for s, sha in zip(sources, pool.map(lambda s: file_sha256(s.path), sources)):
                 s.content_sha256 = sha
         todo: dict[str, SourceFile] = {}
