@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 
 from .digests import canonical_json, measurement_digest_sql
 from .reasons import DUCKDB_REJECT_REASON, Reason
-from . import duck
-from .settings import MAX_COLUMNS, MAX_LINE_BYTES, reader_memory
-from .staging import RAW_PREVIEW_CHARS, atomic_path, line_numbers, publish, scan_oversize_lines, write_without
+from .settings import MAX_COLUMNS, MAX_LINE_BYTES
+from .staging import (RAW_PREVIEW_CHARS, atomic_path, line_numbers, map_distinct, publish, reader_connection,
+                      scan_oversize_lines, write_without)
 
 REQUIRED_COLUMNS = (
     "kernel_name",
@@ -42,6 +42,10 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = ("x_label",)
 # Fields that must be non-empty in a row (x_label is descriptive only).
 NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
+# Fields staged trimmed, as <name>__trimmed in the query (the suffix, like the __dup suffix of
+# repeated header names, is the reader's own).
+TRIMMED = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_value",
+           "gpu_name", "liger_version")
 
 STAGED_COLUMNS = (
     "record_no", "location", "reason", "raw", "measurement_digest",
@@ -113,8 +117,10 @@ def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str
     publish(tmp, dest)
 
 
-def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> StageResult:
-    """Parse ``path`` and write the staged Parquet ``dest`` atomically."""
+def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None,
+                   db: duckdb.DuckDBPyConnection | None = None) -> StageResult:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
+    functions :func:`register_functions` registered, or on a database of its own)."""
     header, file_error = _read_header(path)
     if file_error is not None:
         write_quarantine_only_stage(dest, [("file", file_error[0], file_error[1])])
@@ -127,16 +133,25 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None) -> Sta
     oversize = [o for o in scan_oversize_lines(path, MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW)
                 if o.line_no > 1]
     if not oversize:
-        return _stage_parsed(path, dest, header, [], threads)
+        return _stage_parsed(path, dest, header, [], threads, db)
     clean = atomic_path(dest).with_suffix(".src")
     try:
         write_without(path, oversize, clean)
-        return _stage_parsed(clean, dest, header, oversize, threads)
+        return _stage_parsed(clean, dest, header, oversize, threads, db)
     finally:
         clean.unlink(missing_ok=True)
 
 
-def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None) -> StageResult:
+def register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """The Python function the CSV query calls: each distinct config canonicalized once (configs
+    repeat on every row of a sweep), remembered across batches and files."""
+    memo: dict[str, str | None] = {}
+    con.create_function("canonical_config", lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
+                        ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
+
+
+def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None,
+                  db: duckdb.DuckDBPyConnection | None) -> StageResult:
     # Deduplicate header names so DuckDB accepts them; we only read the known ones by name.
     seen: dict[str, int] = {}
     columns: dict[str, str] = {}
@@ -145,50 +160,49 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         seen[h] = seen.get(h, 0) + 1
         columns[name] = "VARCHAR"
 
-    # row numbers are explicit, so insertion order need not be kept; spill next to the output
     dest.parent.mkdir(parents=True, exist_ok=True)
-    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    con = reader_connection(dest, db, register_functions)
     try:
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET enable_progress_bar = false")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
-        con.execute(
-            """
-            create temp table parsed as
-            select row_number() over () as record_no, *
-            from read_csv($path, header = true, auto_detect = false, columns = $columns,
-                          delim = ',', quote = '"', escape = '"', strict_mode = true,
-                          max_line_size = $max_line, store_rejects = true,
-                          rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
-            """,
-            {"path": str(path), "columns": columns, "max_line": MAX_LINE_BYTES},
-        )
-        configs = [r[0] for r in con.execute("select distinct extra_benchmark_config_str from parsed").fetchall()]
-        canon = pa.table(
-            {"config_raw": pa.array(configs, pa.string()),
-             "config_canonical": pa.array([_canonical_config(c) for c in configs], pa.string())}
-        )
-        con.register("config_map", canon)
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
-        empty = " or ".join(f"nullif(trim({_q(c)}), '') is null" for c in NON_EMPTY)
-        con.execute(
+        # a field staged trimmed is trimmed once (in `casted`), for both the empty check and the output
+        empty = " or ".join(f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null"
+                            for c in NON_EMPTY)
+        digest = measurement_digest_sql()
+        tmp = atomic_path(dest)
+        # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
+        # (DuckDB streams that window in order), so record_no is the record's ordinal in the file.
+        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
+        con.sql(
             f"""
-            create temp view typed as  -- streamed into the COPY below, never materialized
-            with source as (
-                select p.*, m.config_canonical
-                from parsed p left join config_map m on p.extra_benchmark_config_str is not distinct from m.config_raw
+            with parsed as (
+                select row_number() over () as record_no, *
+                from read_csv($path, header = true, auto_detect = false, columns = $columns,
+                              delim = ',', quote = '"', escape = '"', strict_mode = true,
+                              max_line_size = $max_line, store_rejects = true,
+                              rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
             ),
             casted as (
                 select *,
+                    canonical_config(extra_benchmark_config_str) as config_canonical,
+                    trim(kernel_name) as kernel_name__trimmed,
+                    trim(kernel_provider) as kernel_provider__trimmed,
+                    trim(kernel_operation_mode) as kernel_operation_mode__trimmed,
+                    trim(metric_name) as metric_name__trimmed,
+                    trim(metric_unit) as metric_unit__trimmed,
+                    trim(x_name) as x_name__trimmed,
+                    trim(x_value) as x_value__trimmed,
+                    trim(gpu_name) as gpu_name__trimmed,
+                    trim(liger_version) as liger_version__trimmed,
                     try_cast(y_value_20 as double) as v20,
                     try_cast(y_value_50 as double) as v50,
                     try_cast(y_value_80 as double) as v80,
                     -- upstream's own format first (fast path); anything else ISO-8601 with a zone goes through ICU
                     coalesce(try_strptime("timestamp", '%Y-%m-%d %H:%M:%S'),
                              try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
-                from source
+                from parsed
             ),
             judged as (
                 select *,
@@ -203,29 +217,38 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                         when config_canonical is null then '{Reason.BAD_CONFIG_JSON}'
                     end as reason
                 from casted
+            ),
+            typed as (
+                select
+                    record_no,
+                    'record ' || record_no as location,
+                    reason,
+                    case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
+                    kernel_name__trimmed as kernel_name,
+                    kernel_provider__trimmed as kernel_provider,
+                    kernel_operation_mode__trimmed as kernel_operation_mode,
+                    metric_name__trimmed as metric_name,
+                    metric_unit__trimmed as metric_unit,
+                    x_name__trimmed as x_name,
+                    {x_label} as x_label,
+                    x_value__trimmed as x_value,
+                    config_canonical as extra_config,
+                    gpu_name__trimmed as gpu_name,
+                    ts as observed_at,
+                    strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
+                    liger_version__trimmed as liger_version,
+                    v20 as p20, v50 as p50, v80 as p80
+                from judged
             )
-            select
-                record_no,
-                'record ' || record_no as location,
-                reason,
-                case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
-                trim(kernel_name) as kernel_name,
-                trim(kernel_provider) as kernel_provider,
-                trim(kernel_operation_mode) as kernel_operation_mode,
-                trim(metric_name) as metric_name,
-                trim(metric_unit) as metric_unit,
-                trim(x_name) as x_name,
-                {x_label} as x_label,
-                trim(x_value) as x_value,
-                config_canonical as extra_config,
-                trim(gpu_name) as gpu_name,
-                ts as observed_at,
-                strftime(ts, '%Y-%m-%d %H:%M:%S') as observed_at_text,
-                trim(liger_version) as liger_version,
-                v20 as p20, v50 as p50, v80 as p80
-            from judged
-            """
-        )
+            select record_no, location, reason, raw,
+                   case when reason is null then {digest} end as measurement_digest,
+                   kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+                   x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
+                   liger_version, p20, p50, p80
+            from typed
+            """,
+            params={"path": str(path), "columns": columns, "max_line": MAX_LINE_BYTES},
+        ).write_parquet(str(tmp), compression="zstd")
         # One reject entry per bad *field*: keep one per line (the first error on it). DuckDB's own
         # line counter skips blank lines, so the physical line number comes from the byte offset.
         raw_rejects = con.execute(
@@ -242,39 +265,36 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
                    for pos, err, raw in raw_rejects if numbers[pos] not in marked]
         rejects += [(f"line {o.line_no}", str(o.reason), o.preview) for o in oversize]
         rejects.sort(key=lambda r: int(r[0].split()[1]))
-        reject_rows = pa.table(
-            {
-                "location": [r[0] for r in rejects],
-                "reason": [r[1] for r in rejects],
-                "raw": [r[2] for r in rejects],
-            },
-            schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
-        )
-        con.register("reject_rows", reject_rows)
-        digest = measurement_digest_sql()
-        tmp = atomic_path(dest)
-        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
-        con.sql(
-            f"""
-            select record_no, location, reason, raw,
-                   case when reason is null then {digest} end as measurement_digest,
-                   kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
-                   x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
-                   liger_version, p20, p50, p80
-            from typed
-            union all by name
-            select null::bigint as record_no, location, reason, raw
-            from reject_rows
-            """
-        ).write_parquet(str(tmp), compression="zstd")
-        total, bad_total = con.execute(
+        if rejects:  # rare: rejected lines are known only once the scan is done, so they join in a second write
+            tmp = append_rejects(con, tmp, dest, rejects)
+        read, bad = con.execute(
             "select count(*), count(*) filter (where reason is not null) from read_parquet($p)", {"p": str(tmp)}
         ).fetchone()
         publish(tmp, dest)
-        read, bad = total - len(rejects), bad_total - len(rejects)
     finally:
         con.close()
-    return StageResult(read + len(rejects), bad + len(rejects))
+    return StageResult(read, bad)
+
+
+def append_rejects(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path,
+                   rejects: list[tuple[str, str, str]]) -> Path:
+    """A new write-aside file: the rows of ``staged`` plus one row per rejected line (``staged`` is removed)."""
+    con.register("reject_rows", pa.table(
+        {"location": [r[0] for r in rejects], "reason": [str(r[1]) for r in rejects], "raw": [r[2] for r in rejects]},
+        schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
+    ))
+    out = atomic_path(dest)
+    con.sql(
+        """
+        select * from read_parquet($staged)
+        union all by name
+        select null::bigint as record_no, location, reason, raw from reject_rows
+        """,
+        params={"staged": str(staged)},
+    ).write_parquet(str(out), compression="zstd")
+    con.unregister("reject_rows")
+    staged.unlink()
+    return out
 
 
 def _q(identifier: str) -> str:

@@ -5,6 +5,15 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Any, Callable
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import duck
+from .settings import reader_memory
 
 RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
 
@@ -26,6 +35,20 @@ def publish(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)
 
 
+def reader_connection(dest: Path, db: duckdb.DuckDBPyConnection | None,
+                      register: Callable[[duckdb.DuckDBPyConnection], None]) -> duckdb.DuckDBPyConnection:
+    """The connection one file is staged on: a cursor on the caller's database, whose functions are
+    registered once for all files (a new database costs more than a small file's parse), or else a
+    database of its own that spills next to the output."""
+    if db is not None:
+        con = db.cursor()
+        con.execute("SET TimeZone = 'UTC'")
+        return con
+    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    register(con)
+    return con
+
+
 # -- guards against hostile lines ----------------------------------------------------------------
 SCAN_CHUNK_BYTES = 1 << 20  # must stay <= MAX_LINE_BYTES: only lines spanning chunks can be too long
 
@@ -45,59 +68,63 @@ class Oversize:
 def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
                         too_long: str, too_wide: str) -> list[Oversize]:
     """One streaming pass (bounded memory): lines longer than ``max_line_bytes`` or with more than
-    ``max_fields`` comma-separated fields. C-level ``split``/``count`` keep this at ~memory speed."""
+    ``max_fields`` comma-separated fields.
+
+    Per chunk only C-speed work: a line longer than a chunk is found from the chunk's first and last
+    newline (memchr); a line with ``max_fields`` commas is at least that many bytes long, so commas
+    are counted only on such lines, found from the newline positions (numpy)."""
     assert SCAN_CHUNK_BYTES <= max_line_bytes
     found: list[Oversize] = []
     line_no = 1  # number of the line that starts at ``line_start``
     line_start = 0  # byte offset of the current (unfinished) line
-    carry = b""  # the unfinished line's bytes, unless it is already too long
-    carry_long = False
+    head = bytearray()  # its first RAW_PREVIEW_CHARS bytes
+    commas = 0  # its commas so far (counted only when max_fields is set)
     offset = 0
+    buf = bytearray(SCAN_CHUNK_BYTES)
     with path.open("rb") as fh:
-        while chunk := fh.read(SCAN_CHUNK_BYTES):
-            parts = chunk.split(b"\n")
-            # parts[0] continues the carried line; parts[-1] starts a new unfinished one
-            first = parts[0]
-            if len(parts) == 1:  # no newline in this chunk
-                if not carry_long:
-                    carry += first
-                    if len(carry) > max_line_bytes:
-                        carry_long, carry = True, carry[:RAW_PREVIEW_CHARS]
-                offset += len(chunk)
+        while n := fh.readinto(buf):
+            chunk = buf if n == len(buf) else buf[:n]
+            first = chunk.find(b"\n")
+            if first < 0:  # the current line goes on through this whole chunk
+                if len(head) < RAW_PREVIEW_CHARS:
+                    head += chunk[:RAW_PREVIEW_CHARS - len(head)]
+                if max_fields is not None:
+                    commas += chunk.count(b",")
+                offset += n
                 continue
-            # the carried line ends inside this chunk
-            end = offset + len(first)
-            _judge(found, line_no, line_start, end, carry if carry_long else carry + first, carry_long or
-                   (end - line_start) > max_line_bytes, max_fields, too_long, too_wide)
-            middle = parts[1:-1]
-            pos = end + 1
-            longest = max(map(len, middle)) if middle else 0
-            # a line with max_fields commas is at least max_fields bytes long: count commas only then
-            if middle and (longest > max_line_bytes or
-                           (max_fields is not None and longest >= max_fields
-                            and max(m.count(b",") for m in middle) >= max_fields)):
-                for i, m in enumerate(middle):
-                    _judge(found, line_no + 1 + i, pos, pos + len(m), m, len(m) > max_line_bytes,
-                           max_fields, too_long, too_wide)
-                    pos += len(m) + 1
+            # the current line ends inside this chunk
+            if len(head) < RAW_PREVIEW_CHARS:
+                head += chunk[:min(first, RAW_PREVIEW_CHARS - len(head))]
+            if max_fields is not None:
+                commas += chunk.count(b",", 0, first)
+            _judge(found, line_no, line_start, offset + first, head, commas, max_line_bytes, max_fields,
+                   too_long, too_wide)
+            last = chunk.rfind(b"\n")
+            if max_fields is not None and last > first:
+                # lines wholly inside this chunk are shorter than a chunk: only the field count can be wrong
+                newlines = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
+                for i in np.flatnonzero(np.diff(newlines) > max_fields).tolist():
+                    start, end = int(newlines[i]) + 1, int(newlines[i + 1])
+                    _judge(found, line_no + 1 + i, offset + start, offset + end,
+                           chunk[start:min(end, start + RAW_PREVIEW_CHARS)], chunk.count(b",", start, end),
+                           max_line_bytes, max_fields, too_long, too_wide)
+                line_no += len(newlines)
             else:
-                pos += sum(map(len, middle)) + len(middle)
-            line_no += len(parts) - 1
-            line_start = pos
-            carry, carry_long = parts[-1], False
-            offset += len(chunk)
+                line_no += 1 if last == first else chunk.count(b"\n")
+            line_start = offset + last + 1
+            head = bytearray(chunk[last + 1:last + 1 + RAW_PREVIEW_CHARS])
+            commas = chunk.count(b",", last + 1) if max_fields is not None else 0
+            offset += n
     if offset > line_start:  # last line without a trailing newline
-        _judge(found, line_no, line_start, offset, carry, carry_long or (offset - line_start) > max_line_bytes,
-               max_fields, too_long, too_wide)
+        _judge(found, line_no, line_start, offset, head, commas, max_line_bytes, max_fields, too_long, too_wide)
     return found
 
 
-def _judge(found: list[Oversize], line_no: int, start: int, end: int, head: bytes, is_long: bool,
-           max_fields: int | None, too_long: str, too_wide: str) -> None:
-    if is_long:
-        found.append(Oversize(line_no, start, end, too_long, head[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
-    elif max_fields is not None and head.count(b",") >= max_fields:
-        found.append(Oversize(line_no, start, end, too_wide, head[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
+def _judge(found: list[Oversize], line_no: int, start: int, end: int, head: bytes | bytearray, commas: int,
+           max_line_bytes: int, max_fields: int | None, too_long: str, too_wide: str) -> None:
+    reason = too_long if end - start > max_line_bytes else too_wide if max_fields is not None and commas >= max_fields else None
+    if reason is not None:
+        found.append(Oversize(line_no, start, end, reason, bytes(head[:RAW_PREVIEW_CHARS]).decode("utf-8", "replace")))
 
 
 # A line no UTF-8 decoder accepts: the parser rejects it in place, so line numbers stay aligned.
@@ -144,3 +171,29 @@ def line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
     for o in todo[i:]:
         result[o] = newlines + 1
     return result
+
+
+# -- Python per distinct value, inside a DuckDB scan ------------------------------------------------
+# Only short values are remembered, and only so many: a memo stays within tens of MB whatever the
+# input (real configs, protocols and environments are well under a kilobyte, and few).
+MEMO_MAX_ENTRIES = 2048
+MEMO_MAX_CHARS = 8192
+
+
+def map_distinct(values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType,
+                 memo: dict[str, Any]) -> pa.Array:
+    """``fn`` over an Arrow UDF batch, called once per distinct non-null value (nulls stay null).
+
+    Results are remembered across batches in ``memo``, so a value repeated on every row of a file
+    costs Python once per file, not once per batch."""
+    encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+    results = []
+    for v in encoded.dictionary.to_pylist():
+        if v in memo:
+            results.append(memo[v])
+            continue
+        result = fn(v)
+        if len(v) <= MEMO_MAX_CHARS and len(memo) < MEMO_MAX_ENTRIES:
+            memo[v] = result
+        results.append(result)
+    return pa.array(results, out_type).take(encoded.indices)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import duckdb
 
-from . import csv_reader, failpoints, kernelindex_reader
+from . import csv_reader, duck, failpoints, kernelindex_reader
 from .reasons import Reason
+from .settings import reader_memory
 from .sources import CSV_KIND, KERNELINDEX_KIND, SourceFile, file_sha256
 
 STALE_S = 3600  # write-aside files older than this belong to a killed run, never to a live one
@@ -50,26 +51,44 @@ class StagingStore:
     def stage(self, sources: list[SourceFile], max_workers: int = 2) -> dict:
         """Hash every source, parse only contents never staged before. Returns counts, and in
         ``new`` the (sha256 + kind) of each content this call parsed."""
-        for s in sources:
-            s.content_sha256 = file_sha256(s.path)
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:  # hashlib releases the GIL: files hash in parallel
+            for s, sha in zip(sources, pool.map(lambda s: file_sha256(s.path), sources)):
+                s.content_sha256 = sha
         todo: dict[str, SourceFile] = {}
         for s in sources:
             if not self.path(s).exists():
                 todo.setdefault(s.content_sha256 + s.kind, s)
 
-        def run(s: SourceFile) -> None:
+        def stage_one(s: SourceFile, db: duckdb.DuckDBPyConnection | None) -> None:
+            if s.kind == CSV_KIND:
+                csv_reader.stage_csv_file(s.path, self.path(s), db=db)
+            else:
+                kernelindex_reader.stage_kernelindex_file(s.path, self.path(s), db=db)
+
+        def run(s: SourceFile, db: duckdb.DuckDBPyConnection) -> None:
             failpoints.pause("staging")
             try:
-                if s.kind == CSV_KIND:
-                    csv_reader.stage_csv_file(s.path, self.path(s))
-                else:
-                    kernelindex_reader.stage_kernelindex_file(s.path, self.path(s))
+                try:
+                    stage_one(s, db)
+                except duckdb.Error:  # once more on a database of its own: the failure must be the file's
+                    stage_one(s, None)
             except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
                 csv_reader.write_quarantine_only_stage(self.path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
 
-        with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            # largest first, so one big file does not run alone at the end
-            list(pool.map(run, sorted(todo.values(), key=lambda s: -s.size_bytes)))
+        if not todo:
+            return {"sources": len(sources), "newly_staged": 0, "already_staged": len(sources), "new": set()}
+        # One database for the whole batch (each file on its own cursor): a new database per file
+        # costs more than parsing a small file. Each file's query streams on one thread (its row
+        # numbers follow file order), so files run side by side.
+        db = duck.connect(temp_dir=self.root / ".duckdb_tmp", memory_limit=reader_memory())
+        try:
+            csv_reader.register_functions(db)
+            kernelindex_reader.register_functions(db)
+            with ThreadPoolExecutor(max_workers=max_workers) as pool:
+                # largest first, so one big file does not run alone at the end
+                list(pool.map(lambda s: run(s, db), sorted(todo.values(), key=lambda s: -s.size_bytes)))
+        finally:
+            db.close()
         return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo),
                 "new": set(todo)}
 
