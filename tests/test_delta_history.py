@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import checks
 from pipeline.core.discovery import discover
 from pipeline.core.merge import Merger
 from pipeline.core.reader import connect
@@ -26,7 +25,8 @@ def ingest(wh: Warehouse, raw: Path, **kw):
 
 
 def facts(wh: Warehouse, seq: int | None = None):
-    with checks.connect(wh, wh.published(seq=seq)) as con:
+    """Every column, provenance and learned dimensions included (no liger.duckdb here: computed)."""
+    with connect(run=seq, warehouse=wh.root_uri, local_dir=str(wh.local)) as con:
         return con.execute("select * exclude (run_seq) from fact_measurement order by measurement_digest").fetchall()
 
 

@@ -138,7 +138,7 @@ def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
     from pipeline.core.discovery import discover
     from pipeline.core.merge import Merger
     from pipeline.core.warehouse import Warehouse
-    from pipeline.core import checks
+    from pipeline.core.reader import connect
 
     snaps = {"aaaaaaa.csv": ("2025-01-01T00:00:00Z", "0.5"), "bbbbbbb.csv": ("2025-06-01T00:00:00Z", "0.7")}
     raw = tmp_path / "raw"
@@ -154,7 +154,7 @@ def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
         staging.stage(sources)
         modes.append(Merger(wh, staging).run(sources, problems).mode)
     assert modes[0] == "full"
-    with checks.connect(wh) as c:
+    with connect(warehouse=wh.root_uri, local_dir=str(tmp_path / "wh")) as c:  # provenance included
         rows = c.execute("select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1").fetchall()
     assert rows == [("1", 0.7, 2, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
     shutil.rmtree(tmp_path / "wh")
