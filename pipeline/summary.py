@@ -26,7 +26,11 @@ def warehouse_lines(con) -> list[str]:
     sources, rows_read = con.execute("select count(*), coalesce(sum(rows_read), 0) from source").fetchone()
     by_kind = con.execute("select kind, count(*) from source group by 1 order by 1").fetchall()
     reasons = con.execute("select reason, count(*) from quarantine group by 1 order by 2 desc, 1").fetchall()
+    has_log = con.execute("select count(*) from duckdb_views() where view_name = 'warehouse_run'").fetchall()[0][0]
+    runs = con.execute("select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint "
+                       "from warehouse_run order by seq desc limit 1").fetchall() if has_log else []
     lines = [
+        *(f"committed: warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)" for seq, mode, why, new in runs),
         f"facts:     {facts:,}  (folded kernelindex records: {folded:,}, record-only facts: {record_only:,})",
         f"sources:   {sources:,}  ({', '.join(f'{k}: {n:,}' for k, n in by_kind)}; {rows_read:,} rows read)",
         f"quarantined rows: {sum(n for _, n in reasons):,}",
