@@ -29,7 +29,9 @@ def connect(database: str | Path = ":memory:", *, temp_dir: Path | None = None, 
             read_only: bool = False, remote_root: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
     config: dict = {"preserve_insertion_order": False}
     if temp_dir is not None:
-        config["temp_directory"] = str(temp_dir)  # DuckDB creates it when it first spills
+        # DuckDB creates the folder itself when it first spills, but not its parents.
+        temp_dir.parent.mkdir(parents=True, exist_ok=True)
+        config["temp_directory"] = str(temp_dir)
     if memory_limit:
         config["memory_limit"] = memory_limit
     if threads:
