@@ -166,26 +166,29 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = reader_connection(dest, db, register_functions)
     try:
+        # `numbered_lines(path, max_line)`: the file's lines with their row numbers, as a temporary macro
+        # (private to this connection, unlike a view, so files staged side by side never see each other's).
         if line_format:
             # One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
             # The empty OVER () streams in file order: row_no is the physical line, until a rejected line.
-            con.sql(
+            con.execute(
                 """
+                create temp macro numbered_lines(path, max_line) as table
                 select row_number() over () as record_no, line
-                from read_csv($path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
-                              delim = chr(31), quote = '', escape = '', max_line_size = $max_line,
+                from read_csv(path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
+                              delim = chr(31), quote = '', escape = '', max_line_size = max_line,
                               strict_mode = false, store_rejects = true,
                               rejects_table = 'line_rejects', rejects_scan = 'line_reject_scans')
-                """,
-                params={"path": str(path), "max_line": MAX_LINE_BYTES},
-            ).to_view("numbered_lines")
+                """
+            )
             rejects = []
             loc_prefix = "line "
         else:
             lines, file_error = _lines_from_json_file(path)
             rejects = [] if file_error is None else [("file", *file_error)]
             con.register("json_lines", pa.table({"line": pa.array(lines, pa.string())}))
-            con.execute("create temp view numbered_lines as select row_number() over () as record_no, line from json_lines")
+            con.execute("create temp macro numbered_lines(path, max_line) as table "
+                        "select row_number() over () as record_no, line from json_lines")
             loc_prefix = "record "
 
         tmp = atomic_path(dest)
@@ -194,7 +197,7 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
             f"""
             with lines as (
                 -- Blank test: a cheap first-byte check; trim() only for lines that start with whitespace.
-                select record_no, line from numbered_lines
+                select record_no, line from numbered_lines($path, $max_line)
                 where line is not null and (left(line, 1) not in (' ', chr(9), chr(13)) or trim(line) <> '')
             ),
             source as (
@@ -271,7 +274,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
                 protocol_json, environment_json
             from judged
             """,
-            params={"paths": [*EXTRACTED.values(), "$.protocol", "$.environment"], "protocol_at": len(EXTRACTED) + 1,
+            params={"path": str(path), "max_line": MAX_LINE_BYTES,
+                    "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"], "protocol_at": len(EXTRACTED) + 1,
                     "environment_at": len(EXTRACTED) + 2, "limit": MAX_JSON_DEPTH, "api": API_VERSION,
                     "run_kind": RUN_KIND, **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()}},
         ).write_parquet(str(tmp), compression="zstd")
