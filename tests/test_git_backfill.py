@@ -18,10 +18,10 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.core import checks
 from pipeline.core.git_history import GitHistoryError, read_history
 from pipeline.core.discovery import discover_all
 from pipeline.core.merge import Merger
+from pipeline.core.reader import connect
 from pipeline.core.staging_store import StagingStore
 from pipeline.core.warehouse import Warehouse
 from pipeline.defs.ingest import staged_sources
@@ -88,7 +88,7 @@ def build(base: Base, repo: Path | None, data_raw: Path | None = None):
         counts = staging.stage(sources)
         Merger(wh, staging).run(sources, problems)
         cols = ", ".join(FACT_COLS)
-        with checks.connect(wh) as con:
+        with connect(warehouse=wh.root_uri, local_dir=str(scratch)) as con:  # provenance included
             facts = {r[0]: dict(zip(FACT_COLS, r)) for r in con.execute(f"select {cols} from fact_measurement").fetchall()}
             src = con.execute("select source_path, upstream_path, upstream_commit, in_upstream_head, content_sha256 "
                               "from source").fetchall()
