@@ -11,9 +11,8 @@ import duckdb
 import polars as pl
 
 from pipeline.core.change_points import build_change_points
-from pipeline.core.duckdb_build import apply_views, create_table_views
-from pipeline.core.regression_settings import RegressionSettings, write_settings_table
-from pipeline.core.versions import write_version_order_table
+from pipeline.core.duckdb_build import apply_views, create_table_views, write_lookup_tables
+from pipeline.core.regression_settings import RegressionSettings
 
 REL_TOL = 1e-9
 
@@ -107,10 +106,7 @@ def build_duckdb_from_files(files: dict[str, list[str]], db: Path) -> None:
     con.execute("set TimeZone = 'UTC'")
     try:
         create_table_views(con, {t.removeprefix("delta_"): f for t, f in files.items()})
-        write_settings_table(con, RegressionSettings())
-        versions = sorted(r[0] for r in con.execute(
-            "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
-        write_version_order_table(con, versions)
+        write_lookup_tables(con, RegressionSettings())
         apply_views(con)
         build_change_points(con)
     finally:

@@ -108,6 +108,16 @@ def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published
         from read_parquet([{listed}]) where seq <= {int(published.seq)}""")
 
 
+def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:
+    """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
+    which sql/views read beside the tables; returns the versions."""
+    write_settings_table(con, settings)
+    versions = sorted(r[0] for r in con.execute(
+        "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+    write_version_order_table(con, versions)
+    return versions
+
+
 def _state(con) -> dict:
     try:
         return json.loads(duck.scalar(con, f"select state from {STATE_TABLE}"))
@@ -153,12 +163,9 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     try:
         create_table_views(con, wh.snapshot_files(published))
         create_run_log_view(con, wh, published)
-        write_settings_table(con, settings)
-        versions = sorted(r[0] for r in con.execute(
-            "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+        versions = write_lookup_tables(con, settings)
         if versions != old.get("versions"):
             full = True
-        write_version_order_table(con, versions)
         provenance = materialize_provenance(con, full, old.get("seq", 0))
         done = apply_views(con, full, old.get("seq", 0)) | {"fact_provenance": provenance}
         build_change_points(con)

@@ -19,10 +19,9 @@ import duckdb
 
 from . import duck
 from .change_points import build_change_points
-from .duckdb_build import create_run_log_view, create_table_views, view_files
-from .regression_settings import RegressionSettings, write_settings_table
+from .duckdb_build import create_run_log_view, create_table_views, view_files, write_lookup_tables
+from .regression_settings import RegressionSettings
 from .settings import warehouse_dir, warehouse_uri
-from .versions import write_version_order_table
 from .warehouse import Warehouse
 
 
@@ -42,10 +41,7 @@ def connect(run: int | None = None, as_of: datetime | str | None = None, *, ware
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(wanted))
     create_run_log_view(con, wh, wanted)
-    write_settings_table(con, RegressionSettings())
-    versions = sorted(r[0] for r in con.execute(
-        "select distinct liger_version from fact_measurement where liger_version is not null").fetchall())
-    write_version_order_table(con, versions)
+    write_lookup_tables(con, RegressionSettings())
     for vf in view_files():
         con.execute(vf.path.read_text())
     build_change_points(con)
