@@ -19,9 +19,19 @@ $(UV):
 	python3 -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
+# `make run` installs only the run's dependencies; the other targets add their dependency group.
+# --inexact: a later plain sync does not uninstall what a group target added.
 $(VENV)/.synced: $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --quiet
+	$(UV) sync --frozen --inexact --quiet
 	touch $@
+
+$(VENV)/.synced-%: $(VENV)/.synced
+	$(UV) sync --frozen --inexact --quiet --group $*
+	touch $@
+
+$(VENV)/.synced-all: $(VENV)/.synced
+	$(UV) sync --frozen --inexact --quiet --all-groups
+	touch $@ $(VENV)/.synced-dev $(VENV)/.synced-spark $(VENV)/.synced-postgres $(VENV)/.synced-notebook
 
 # The template lives in config/: a dagster.yaml in the project root makes `dg dev` warn that it is ignored.
 # The instance lives in SQLite under .dagster_home unless LIGER_DAGSTER_PG_URL names a PostgreSQL
@@ -31,14 +41,15 @@ dagster-instance:
 	@mkdir -p $(DAGSTER_HOME)
 	@cmp -s $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml || cp $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml
 
-setup: $(VENV)/.synced dagster-instance
+setup: $(VENV)/.synced dagster-instance $(if $(LIGER_DAGSTER_PG_URL),$(VENV)/.synced-postgres)
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
 	@# the summary also names a failed step; make still exits with the run's status
 	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.summary; exit $$status
 
-test: setup
+test: setup $(VENV)/.synced-all
+	$(VENV)/bin/ruff check pipeline bench tests
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
@@ -50,11 +61,11 @@ sql: setup
 	$(PY) -m pipeline.sql_shell $(if $(Q),-c "$(Q)")
 
 ## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
-notebook: setup
-	$(UV) run --frozen --group notebook jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
+notebook: setup $(VENV)/.synced-notebook
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
 
 ## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
-spark-views: setup
+spark-views: setup $(VENV)/.synced-spark
 	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark
 
