@@ -46,7 +46,7 @@ setup: $(VENV)/.synced dagster-instance $(if $(LIGER_DAGSTER_PG_URL),$(VENV)/.sy
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
 	@# the summary also names a failed step; make still exits with the run's status
-	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.summary; exit $$status
+	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.cli.summary; exit $$status
 
 test: setup $(VENV)/.synced-all
 	$(VENV)/bin/ruff check pipeline bench tests
@@ -58,7 +58,7 @@ dev: setup
 
 ## SQL prompt over warehouse/liger.duckdb (read-only); `make sql Q="select ..."` runs one query.
 sql: setup
-	$(PY) -m pipeline.sql_shell $(if $(Q),-c "$(Q)")
+	$(PY) -m pipeline.cli.sql_shell $(if $(Q),-c "$(Q)")
 
 ## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
 notebook: setup $(VENV)/.synced-notebook
@@ -74,7 +74,7 @@ bench: setup
 	$(PY) -m bench.regression_detection
 
 schemas: setup
-	$(PY) -c "from pathlib import Path; from pipeline.core.models import export_json_schemas; export_json_schemas(Path('schemas'))"
+	$(PY) -c "from pathlib import Path; from pipeline.contracts.records import export_json_schemas; export_json_schemas(Path('schemas'))"
 
 clean:
 	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark

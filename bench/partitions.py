@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.measure import measure_callable, result_row
-from pipeline.core.discovery import discover
-from pipeline.core.partitions import current_keys
-from pipeline.core.staging_store import StagingStore
+from pipeline.ingest.discovery import discover
+from pipeline.ingest.partitions import current_keys
+from pipeline.stage.store import StagingStore
 
 PROJECT = Path(__file__).resolve().parents[1]
 ADD_PARTITIONS = ("import dagster as dg, sys; from pipeline.defs.ingest import source_partitions; "

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.regression_settings import RegressionSettings
-from pipeline.core.versions import parse_version
+from pipeline.analyze.settings import RegressionSettings
+from pipeline.analyze.versions import parse_version
 from tests.regression_support import build_regression_layer
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -23,9 +23,9 @@ from pathlib import Path
 import duckdb
 
 from bench import floor, report_step
-from bench.partitions import bench_partitions
 from bench.generate import generate, write_extra_snapshot
 from bench.measure import measure_callable, measure_subprocess, result_row, write_table
+from bench.partitions import bench_partitions
 
 PROJECT = Path(__file__).resolve().parents[1]
 PARTITION_SIZES = {"1m"}  # 2 workers vs 1 on the 1 M case (a run per partition: too slow for the CI smoke)

@@ -19,15 +19,15 @@ import duckdb
 
 from bench.generate import generate
 from bench.run import SIZES, run_pipeline
-from pipeline.core.change_points import build_change_points
-from pipeline.core.duckdb_build import create_table_views, view_files
-from pipeline.core.regression_settings import write_settings_table
-from pipeline.core.versions import write_version_order_table
-from pipeline.core.warehouse import Warehouse
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import write_settings_table
+from pipeline.analyze.versions import write_version_order_table
+from pipeline.serve.duckdb_build import create_table_views, view_files
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
-from pipeline.spark.views import run_views
 from pipeline.spark.transpile import transpile_views
+from pipeline.spark.views import run_views
+from pipeline.store.warehouse import Warehouse
 
 PROJECT = Path(__file__).resolve().parents[1]
 

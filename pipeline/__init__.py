@@ -1,10 +1,10 @@
-"""Liger benchmark warehouse. `pipeline.connect()` opens it from Python (see core/reader.py)."""
+"""Liger benchmark warehouse. `pipeline.connect()` opens it from Python (see serve/connect.py)."""
 
 
 def connect(*args, **kwargs):
-    """Open the warehouse read-only (see pipeline.core.reader.connect). Imported on call: the
+    """Open the warehouse read-only (see pipeline.serve.connect.connect). Imported on call: the
     readers and Dagster's code location must not pay for it at import."""
-    from pipeline.core.reader import connect as _connect
+    from pipeline.serve.connect import connect as _connect
 
     return _connect(*args, **kwargs)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.change_points import build_change_points
-from pipeline.core.regression_settings import RegressionSettings, write_settings_table
-from pipeline.core.versions import write_version_order_table
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import RegressionSettings, write_settings_table
+from pipeline.analyze.versions import write_version_order_table
 
 REPO = Path(__file__).resolve().parents[1]
 VIEWS_DIR = REPO / "sql" / "views"

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from pipeline.core.change_points import build_change_points
-from pipeline.core.duckdb_build import apply_views, create_table_views, write_lookup_tables
-from pipeline.core.regression_settings import RegressionSettings
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import RegressionSettings
+from pipeline.serve.duckdb_build import apply_views, create_table_views, write_lookup_tables
 
 REL_TOL = 1e-9
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.warehouse import TABLES, Warehouse
+from pipeline.store.warehouse import TABLES, Warehouse
 from tests import robustness_support as rs
 
 # (failpoint, what has happened when the run pauses there), in pipeline order.
@@ -25,7 +25,7 @@ KILL_POINTS = [
 
 
 def _published_facts(wh_path: Path) -> tuple[int, str]:
-    from pipeline.core import checks
+    from pipeline.serve import checks
 
     wh = Warehouse(wh_path)
     with checks.connect(wh, wh.published()) as con:

@@ -10,9 +10,9 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.csv_reader import stage_csv_file
-from pipeline.core.kernelindex_reader import stage_kernelindex_file
-from pipeline.core.reasons import Reason
+from pipeline.contracts.reasons import Reason
+from pipeline.stage.csv_reader import stage_csv_file
+from pipeline.stage.kernelindex_reader import stage_kernelindex_file
 from tests import robustness_support as rs
 from tests.robustness_support import HEADER, row
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.core.checks import digest_integrity
-from pipeline.core.digests import MEASUREMENT_KEY, measurement_digest, object_digest
+from pipeline.contracts.digests import MEASUREMENT_KEY, measurement_digest, object_digest
+from pipeline.serve.checks import digest_integrity
 
 from .conftest import PROJECT
 
@@ -136,7 +136,7 @@ def test_a_neutralized_check_file_fails_its_proof(base, name, tmp_path):
         PROOFS[name](open_copy(base), sql_dir)
 
 
-# -- digest_integrity (Python + SQL in pipeline/core/checks.py) ----------------------------------------
+# -- digest_integrity (Python + SQL in pipeline/serve/checks.py) ----------------------------------------
 def test_digest_integrity_reports_a_fact_whose_identity_changed(base):
     con = open_copy(base)
     cur = con.execute("select * from fact_measurement where origin = 'csv' order by measurement_digest limit 1")

@@ -58,7 +58,7 @@ def test_two_runs_at_once_serialize_and_readers_keep_working(tmp_path: Path) -> 
 
 
 def test_run_that_cannot_get_the_lock_fails_clearly_and_changes_nothing(tmp_path: Path) -> None:
-    from pipeline.core.warehouse import Warehouse
+    from pipeline.store.warehouse import Warehouse
 
     wh, home, log = tmp_path / "wh", tmp_path / "home", tmp_path / "run.log"
     old_raw = rs.small_data_raw(tmp_path / "raw_old", n_csv=1, kernelindex=False)
@@ -82,7 +82,7 @@ def test_stale_staging_leftovers_of_killed_runs_are_removed(tmp_path):
     import os
     import time as _time
 
-    from pipeline.core.staging_store import STALE_S, StagingStore
+    from pipeline.stage.store import STALE_S, StagingStore
 
     store = StagingStore(tmp_path / "staging")
     kind_dir = store.root / "liger_csv"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.discovery import discover
-from pipeline.core.merge import Merger
-from pipeline.core.reader import connect
-from pipeline.core.staging_store import StagingStore
-from pipeline.core.warehouse import RUN_LOG, Warehouse
+from pipeline.ingest.discovery import discover
+from pipeline.serve.connect import connect
+from pipeline.stage.store import StagingStore
+from pipeline.store.merge import Merger
+from pipeline.store.warehouse import RUN_LOG, Warehouse
 from tests import robustness_support as rs
 
 
@@ -84,7 +84,7 @@ def test_reading_the_state_before_a_run_gives_its_facts(history):
 
 
 def test_compaction_then_vacuum_after_retention(tmp_path, monkeypatch):
-    import pipeline.core.merge as merge
+    import pipeline.store.merge as merge
 
     monkeypatch.setattr(merge, "COMPACT_MIN_FILES", 3)
     raw = rs.small_data_raw(tmp_path / "raw", n_csv=1, kernelindex=False)
@@ -113,7 +113,7 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     """liger.duckdb after run 1 and then run 2 (materialized views refreshed for touched keys only)
     holds exactly what a file built from scratch at run 2 holds. Run 2 brings no new Liger version
     (a new version re-ranks every series, and the file is then rebuilt whole)."""
-    from pipeline.core.duckdb_build import build_duckdb, view_files
+    from pipeline.serve.duckdb_build import build_duckdb, view_files
 
     raw = rs.small_data_raw(tmp_path / "raw", n_csv=4, kernelindex=True)
     wh = Warehouse(tmp_path / "wh")

@@ -2,8 +2,8 @@ import json
 
 import duckdb
 
-from pipeline.core.digests import canonical_json, measurement_digest, measurement_digest_sql, object_digest
-from pipeline.core.models import Bundle
+from pipeline.contracts.digests import canonical_json, measurement_digest, measurement_digest_sql, object_digest
+from pipeline.contracts.records import Bundle
 
 from .conftest import SAMPLE_RECORD
 
@@ -48,7 +48,7 @@ def test_measurement_digest_sql_matches_python():
 
 
 def test_exported_json_schemas_are_current(tmp_path):
-    from pipeline.core.models import export_json_schemas
+    from pipeline.contracts.records import export_json_schemas
 
     from .conftest import PROJECT
 

@@ -18,20 +18,18 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.core.git_history import GitHistoryError, read_history
-from pipeline.core.discovery import discover_all
-from pipeline.core.merge import Merger
-from pipeline.core.reader import connect
-from pipeline.core.staging_store import StagingStore
-from pipeline.core.warehouse import Warehouse
 from pipeline.defs.ingest import staged_sources
-from pipeline.defs.normalize import warehouse_tables
 from pipeline.defs.resources import WarehouseResource
-from pipeline.defs.views import liger_duckdb
+from pipeline.defs.serve import liger_duckdb
+from pipeline.defs.warehouse import warehouse_tables
+from pipeline.ingest.discovery import discover_all
+from pipeline.ingest.git_history import GitHistoryError, read_history
+from pipeline.serve.connect import connect
+from pipeline.stage.store import StagingStore
+from pipeline.store.merge import Merger
+from pipeline.store.warehouse import Warehouse
 
 from . import git_repo_support as g
-
-
 
 SAMPLE = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
               kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",

@@ -15,8 +15,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.reasons import Reason
-from pipeline.core.discovery import discover
+from pipeline.contracts.reasons import Reason
+from pipeline.ingest.discovery import discover
 from tests import robustness_support as rs
 from tests.robustness_support import HEADER, row
 
@@ -69,24 +69,24 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
-    "pipeline/core/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim", "record_only"},
+    "pipeline/serve/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim", "record_only"},
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
-    "pipeline/core/duck.py": {"sql"},
+    "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
-    "pipeline/core/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name",
+    "pipeline/serve/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name",
                                       "int(published.seq)", "touched('d')", "touched('f')", "touched(table)"},
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
-    "pipeline/core/report.py": {"', '.join(_SWEEP_KEYS)", "FLAGGED_VERDICTS", "LAUNCH_FLAT_SPREAD",
+    "pipeline/analyze/report/write.py": {"', '.join(_SWEEP_KEYS)", "FLAGGED_VERDICTS", "LAUNCH_FLAT_SPREAD",
                                 "LAUNCH_REFERENCE_SPREAD", "SEVERITY_SQL", "_SAME_SWEEP"},
-    "pipeline/core/report_queries.py": {"COVERAGE_SQL"},
-    "pipeline/core/report_tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
+    "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
+    "pipeline/analyze/report/tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
-    "pipeline/sql_shell.py": {"sql"},
-    "pipeline/core/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
-    "pipeline/core/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
-    "pipeline/core/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
-    "pipeline/core/normalize.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
-    "pipeline/core/regression_settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+    "pipeline/cli/sql_shell.py": {"sql"},
+    "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
+    "pipeline/stage/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
+    "pipeline/stage/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
+    "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
+    "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
 
 
@@ -190,7 +190,7 @@ def _helper(con, sql):
 """
     found = sql_interpolations(snippet)
     assert found == [(3, "value"), (4, "value"), (5, "n"), (7, "value"), (8, "value")]
-    assert _offenders("pipeline/core/csv_reader.py", found) == [("pipeline/core/csv_reader.py", *f) for f in found]
+    assert _offenders("pipeline/stage/csv_reader.py", found) == [("pipeline/stage/csv_reader.py", *f) for f in found]
 
 
 def test_pipeline_pastes_no_data_values_into_sql():
@@ -212,8 +212,8 @@ STAGE_AND_MEASURE = """
 import json, re, sys
 from pathlib import Path
 import pyarrow.parquet as pq
-from pipeline.core.csv_reader import stage_csv_file
-from pipeline.core.kernelindex_reader import stage_kernelindex_file
+from pipeline.stage.csv_reader import stage_csv_file
+from pipeline.stage.kernelindex_reader import stage_kernelindex_file
 src, dest = Path(sys.argv[1]), Path(sys.argv[2])
 (stage_csv_file if src.suffix == ".csv" else stage_kernelindex_file)(src, dest)
 rows = pq.read_table(dest, columns=["location", "reason"]).to_pylist()
@@ -292,7 +292,7 @@ def test_json_nested_1e5_deep(big_dir, suffix):
 
 
 def test_json_file_over_the_size_cap_is_not_read(big_dir, monkeypatch):
-    from pipeline.core import kernelindex_reader
+    from pipeline.stage import kernelindex_reader
 
     monkeypatch.setattr(kernelindex_reader, "MAX_JSON_FILE_BYTES", 1000)
     src = big_dir / "big.json"

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import duck, normalize
-from pipeline.core.digests import record_only_measurement_digest
-from pipeline.core.duckdb_build import create_table_views
-from pipeline.core.staging_store import StagingStore
+from pipeline.common import duck
+from pipeline.contracts.digests import record_only_measurement_digest
+from pipeline.model import run as normalize
+from pipeline.serve.duckdb_build import create_table_views
+from pipeline.stage.store import StagingStore
 from tests.robustness_support import HEADER, row
 
 
@@ -135,10 +136,10 @@ def _snapshot_dir(root: Path, p50: str, with_tsv_rows: list[tuple[str, str]]) ->
 def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
     """One measurement (same identity) carried by two snapshots with different values: its values come
     from the snapshot with the newer commit date, whichever run brought which snapshot."""
-    from pipeline.core.discovery import discover
-    from pipeline.core.merge import Merger
-    from pipeline.core.warehouse import Warehouse
-    from pipeline.core.reader import connect
+    from pipeline.ingest.discovery import discover
+    from pipeline.serve.connect import connect
+    from pipeline.store.merge import Merger
+    from pipeline.store.warehouse import Warehouse
 
     snaps = {"aaaaaaa.csv": ("2025-01-01T00:00:00Z", "0.5"), "bbbbbbb.csv": ("2025-06-01T00:00:00Z", "0.7")}
     raw = tmp_path / "raw"

@@ -23,7 +23,7 @@ def s3(tmp_path_factory):
 
 
 def _facts_via_connect(monkeypatch, env: dict, uri: str, local: Path, **kw):
-    from pipeline.core.reader import connect
+    from pipeline.serve.connect import connect
 
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -45,7 +45,7 @@ def test_pipeline_into_a_bucket_matches_a_local_run(tmp_path: Path, s3, monkeypa
         env["LIGER_WAREHOUSE"] = uri
         assert rs.run(env, log) == 0, log.read_text()[-4000:]
 
-    from pipeline.core.warehouse import Warehouse
+    from pipeline.store.warehouse import Warehouse
 
     for k, v in s3.items():
         monkeypatch.setenv(k, v)
@@ -66,8 +66,8 @@ def test_pipeline_into_a_bucket_matches_a_local_run(tmp_path: Path, s3, monkeypa
 def test_writers_racing_for_the_lease_exactly_one_wins(tmp_path: Path, s3, monkeypatch) -> None:
     import threading
 
-    from pipeline.core.delta_store import DeltaStore
-    from pipeline.core.warehouse import DeltaLease, WarehouseBusy
+    from pipeline.store.delta import DeltaStore
+    from pipeline.store.warehouse import DeltaLease, WarehouseBusy
 
     for k, v in s3.items():
         monkeypatch.setenv(k, v)

@@ -8,14 +8,13 @@ the same facts as ever: 4,421 on upstream's history, the same on the git backfil
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import dagster as dg
 import duckdb
 
-from pipeline.core.partitions import current_keys
 from pipeline.defs.ingest import STAGED_CONTENT, source_content, source_partitions
 from pipeline.defs.resources import WarehouseResource
+from pipeline.ingest.partitions import current_keys
 from tests import git_repo_support as g
 from tests import robustness_support as rs
 from tests.conftest import all_assets_and_checks, copy_data_raw
@@ -83,7 +82,7 @@ def test_partition_runs_in_parallel_processes_both_commit(tmp_path):
                               cwd=rs.REPO, env=env, stdout=(tmp_path / f"p{i}.log").open("wb"),
                               stderr=subprocess.STDOUT, start_new_session=True) for i, k in enumerate(keys)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0], [(tmp_path / f"p{i}.log").read_text()[-2000:] for i in range(2)]
-    from pipeline.core.warehouse import Warehouse
+    from pipeline.store.warehouse import Warehouse
 
     store = Warehouse(tmp_path / "wh").store
     with duckdb.connect() as con:

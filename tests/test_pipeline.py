@@ -248,7 +248,7 @@ def test_digest_mismatch_quarantines_the_bundle_and_keeps_the_rest(tmp_path):
 
 def test_env_vars_redirect_paths(tmp_path, monkeypatch):
     """The resource falls back to the environment, read when asked (not at import), and its own fields win."""
-    from pipeline.core import settings
+    from pipeline import config as settings
     from pipeline.defs.resources import WarehouseResource
 
     for name in ("LIGER_WAREHOUSE", "LIGER_DATA_RAW", "LIGER_GIT_REPO", "LIGER_READER_MEMORY"):

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core.csv_reader import stage_csv_file
-from pipeline.core.kernelindex_reader import stage_kernelindex_file
-from pipeline.core.reasons import Reason
+from pipeline.contracts.reasons import Reason
+from pipeline.stage.csv_reader import stage_csv_file
+from pipeline.stage.kernelindex_reader import stage_kernelindex_file
 from tests import robustness_support as rs
 from tests.robustness_support import HEADER
 

@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
-from pipeline.core.csv_reader import stage_csv_file
-from pipeline.core.discovery import discover
-from pipeline.core.digests import measurement_digest
-from pipeline.core.kernelindex_reader import stage_kernelindex_file
-from pipeline.core.models import Bundle
-from pipeline.core.reasons import Reason
+from pipeline.contracts.digests import measurement_digest
+from pipeline.contracts.reasons import Reason
+from pipeline.contracts.records import Bundle
+from pipeline.ingest.discovery import discover
+from pipeline.stage.csv_reader import stage_csv_file
+from pipeline.stage.kernelindex_reader import stage_kernelindex_file
 
 from .conftest import SAMPLE_RECORD
 from .robustness_support import HEADER, row

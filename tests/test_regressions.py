@@ -22,10 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
 
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import RegressionSettings, write_settings_table
+from pipeline.analyze.versions import version_order_table
 from tests import regression_support as rs
-from pipeline.core.change_points import build_change_points
-from pipeline.core.regression_settings import RegressionSettings, write_settings_table
-from pipeline.core.versions import version_order_table
 
 REPO = rs.REPO
 VERDICTS = {"regression", "improvement", "unchanged", "drift", "insufficient", "unstable"}
@@ -298,7 +298,7 @@ def test_synthetic_shift_precision_recall(warehouse, tmp_path):
 
 
 def test_report_is_written_with_plots(warehouse, tmp_path):
-    from pipeline.core.report import write_report
+    from pipeline.analyze.report.write import write_report
 
     summary = write_report(warehouse, tmp_path / "reports")
     html = (tmp_path / "reports" / "regressions.html").read_text()
@@ -337,7 +337,7 @@ def test_notebook_executes(warehouse, monkeypatch):
 def test_dagster_report_asset_and_check(warehouse, tmp_path):
     import dagster as dg
 
-    from pipeline.defs.report import newest_version_has_no_regressions, newest_version_was_compared, regression_report
+    from pipeline.defs.analyze import newest_version_has_no_regressions, newest_version_was_compared, regression_report
     from pipeline.defs.resources import WarehouseResource
 
     wh = tmp_path / "wh"

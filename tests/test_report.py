@@ -14,8 +14,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.core.report import write_report
-from pipeline.core.report_queries import VersionCoverage
+from pipeline.analyze.report.queries import VersionCoverage
+from pipeline.analyze.report.write import write_report
 from tests.report_fixture import build_report_warehouse
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -117,7 +117,7 @@ def test_regressions_line_wording():
 
 
 def _materialize_report(db: Path, wh: Path, home: Path) -> dg.ExecuteInProcessResult:
-    from pipeline.defs.report import newest_version_has_no_regressions, newest_version_was_compared, regression_report
+    from pipeline.defs.analyze import newest_version_has_no_regressions, newest_version_was_compared, regression_report
     from pipeline.defs.resources import WarehouseResource
 
     wh.mkdir(parents=True)
@@ -142,7 +142,7 @@ def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
     assert len(list((wh / "reports" / "plots").glob("*.png"))) == 4
 
     env = {**os.environ, "DAGSTER_HOME": str(home), "LIGER_WAREHOUSE": str(wh), "PYTHONPATH": str(PROJECT)}
-    out = subprocess.run([sys.executable, "-m", "pipeline.summary"], env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli.summary"], env=env, capture_output=True, text=True,
                          check=True, cwd=PROJECT).stdout
     assert re.search(r"^facts:\s+\d", out, re.M)
     assert "sources:   2  (kernelindex: 1, liger_csv: 1; 123 rows read)" in out

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.report import write_report
+from pipeline.analyze.report.write import write_report
 from tests.report_fixture import build_report_warehouse
 
 CHROMIUM = "/usr/bin/chromium"

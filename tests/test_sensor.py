@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.core.fingerprint import Fingerprint
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.sensors import liger_inputs_sensor
+from pipeline.ingest.fingerprint import Fingerprint
 
 from . import git_repo_support as g
 

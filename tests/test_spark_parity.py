@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 import os
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipeline.core.settings import SQL_DIR
-from pipeline.core.warehouse import Warehouse
+from pipeline.config import SQL_DIR
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
 from pipeline.spark.transpile import transpile_views
 from pipeline.spark.views import run_views
-from tests.spark_parity_support import (build_duckdb_from_files, differences, duckdb_rows, spark_rows,
-                                        write_perturbed_tables)
+from pipeline.store.warehouse import Warehouse
+from tests.spark_parity_support import (
+    build_duckdb_from_files,
+    differences,
+    duckdb_rows,
+    spark_rows,
+    write_perturbed_tables,
+)
 
 VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 

@@ -3,8 +3,8 @@
 
 import dagster as dg
 
-from pipeline.core import checks
 from pipeline.defs.resources import WarehouseResource
+from pipeline.serve import checks
 
 
 def _connect(warehouse: WarehouseResource):

@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 import dagster as dg
 import pyarrow as pa
 
-from pipeline.core.discovery import discover_all
-from pipeline.core.git_history import GIT_REPO_ENV, GitHistoryError
-from pipeline.core.partitions import GIT_PREFIX, by_partition
-from pipeline.core.sources import SourceFile
+from pipeline.contracts.sources import SourceFile
 from pipeline.defs.resources import WarehouseResource
+from pipeline.ingest.discovery import discover_all
+from pipeline.ingest.git_history import GIT_REPO_ENV, GitHistoryError
+from pipeline.ingest.partitions import GIT_PREFIX, by_partition
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT = "staged_content"

@@ -1,18 +1,17 @@
 """The one resource: where raw inputs are read and the warehouse is written."""
 
 
-import os
 from pathlib import Path
 
 import dagster as dg
 
-from pipeline.core.settings import data_raw_dir, git_repo_dir, lock_timeout_s, warehouse_dir, warehouse_uri
-from pipeline.core.staging_store import StagingStore
-from pipeline.core.warehouse import Warehouse
+from pipeline.config import data_raw_dir, git_repo_dir, lock_timeout_s, warehouse_dir, warehouse_uri
+from pipeline.stage.store import StagingStore
+from pipeline.store.warehouse import Warehouse
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Explicit fields win; an empty field falls back to the environment, read in pipeline.core.settings
+    """Explicit fields win; an empty field falls back to the environment, read in pipeline.config
     (LIGER_DATA_RAW / LIGER_WAREHOUSE / LIGER_GIT_REPO, else data_raw/ and warehouse/ in the project)."""
 
     data_raw: str = ""

@@ -10,12 +10,12 @@ content-digest ledger, so only new file contents / new git blobs are parsed.
 
 import dagster as dg
 
-from pipeline.core import git_history
-from pipeline.core.fingerprint import Fingerprint, describe_change, run_key, scan_data_raw
-from pipeline.core.partitions import current_keys
 from pipeline.defs.ingest import source_partitions
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.schedules import warehouse_job
+from pipeline.ingest import git_history
+from pipeline.ingest.fingerprint import Fingerprint, describe_change, run_key, scan_data_raw
+from pipeline.ingest.partitions import current_keys
 
 
 @dg.sensor(

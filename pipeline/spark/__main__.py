@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.core.settings import warehouse_dir, warehouse_uri
-from pipeline.core.warehouse import Warehouse
+from pipeline.config import warehouse_dir, warehouse_uri
+from pipeline.store.warehouse import Warehouse
 
 from .inputs import table_files
 from .session import spark_master, spark_session

@@ -8,8 +8,8 @@ production, delta-spark can read the tables directly (docs/spark.md).
 
 from __future__ import annotations
 
-from pipeline.core.merge import SCHEMAS
-from pipeline.core.warehouse import Published, Warehouse
+from pipeline.store.merge import SCHEMAS
+from pipeline.store.warehouse import Published, Warehouse
 
 __all__ = ["table_files"]
 

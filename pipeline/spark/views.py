@@ -8,10 +8,10 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.merge import SCHEMAS
-from pipeline.core.regression_settings import RegressionSettings, write_settings_table
-from pipeline.core.settings import SQL_DIR
-from pipeline.core.versions import write_version_order_table
+from pipeline.analyze.settings import RegressionSettings, write_settings_table
+from pipeline.analyze.versions import write_version_order_table
+from pipeline.config import SQL_DIR
+from pipeline.store.merge import SCHEMAS
 
 from .change_points import change_points_frame
 from .transpile import transpile_views

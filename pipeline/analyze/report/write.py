@@ -1,0 +1,370 @@
+"""Regression report: ``regressions.html`` (plots embedded) and ``regressions.md`` (+ ``plots/*.png``).
+
+``write_report(db_path, out_dir, max_plots=30)`` opens the warehouse read-only and writes:
+
+* the newest version's headline: its verdicts and how many of its series were
+  compared at all, so "no regressions" never hides "nothing compared";
+* coverage per version (``version_coverage``): series, compared, verdicts, and
+  why the others were not compared;
+* one table of every flagged sweep (regression, unstable, drift, improvement),
+  newest version first, then by severity, with runs per side, thresholds as
+  percentages and a hint for launch-bound sweeps;
+* at most ``max_plots`` plots, for the first sweeps of that table;
+* point-level regressions of the newest version, change points and the noise
+  floor, each capped with a note of how many rows the view holds.
+
+Cost is bounded by ``max_plots`` and the number of flagged sweeps: tables are
+rendered inside DuckDB and the plot query fetches the points of the plotted
+sweeps only. Pure: no Dagster imports. Every file is written aside and renamed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.analyze.report.plot import plot_sweep
+from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
+from pipeline.analyze.report.tables import Column, install_macros, number_sql, percent_sql, ratio_sql, render_table
+from pipeline.common import duck
+
+__all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
+
+DEFAULT_MAX_PLOTS = 30
+POINT_ROWS_SHOWN = 50
+CHANGE_POINTS_SHOWN = 50
+NOISE_GROUPS_SHOWN = 30
+# launch-bound hint: the liger sweep moves less than this across x ...
+LAUNCH_FLAT_SPREAD = 1.5
+# ... while a reference provider grows at least this much over the same x points
+LAUNCH_REFERENCE_SPREAD = 3.0
+
+_SWEEP_KEYS = (
+    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
+    "gpu_name", "x_name", "extra_config",
+)
+_SAME_SWEEP = " and ".join(
+    f"sv.{k} is not distinct from f.{k}" for k in _SWEEP_KEYS if k != "kernel_provider"
+)
+_PERCENT_SETTINGS = {"min_noise_floor", "sweep_min_band_fraction"}
+
+# every flagged sweep, numbered in plot order: newest version first, then the worst verdict,
+# then the largest change (normalized by the reference where there is one)
+_FLAGGED_VIEW = f"""
+create or replace temp view report_flagged as
+select
+    *,
+    row_number() over (
+        order by is_newest desc, {SEVERITY_SQL},
+            abs(ln(coalesce(geomean_normalized_ratio, geomean_ratio))) desc nulls last,
+            to_version_rank desc, {", ".join(_SWEEP_KEYS)}
+    ) as plot_rank
+from sweep_regressions
+where verdict in {FLAGGED_VERDICTS!r}
+"""
+
+# speed sweeps whose liger times barely move across x while a reference provider scales:
+# the kernel is dominated by launch overhead, so version-to-version changes are mostly noise
+_LAUNCH_HINT_VIEW = f"""
+create or replace temp view report_launch_hints as
+with f as (
+    select * from report_flagged where metric_name = 'speed'
+),
+own as (
+    select f.plot_rank, count(*) as points, max(sv.p50) / min(sv.p50) as spread
+    from f join series_versions as sv
+        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+        and sv.version_rank = f.to_version_rank
+    where sv.p50 > 0
+    group by f.plot_rank
+),
+reference as (
+    select f.plot_rank, sv.kernel_provider, count(*) as points, max(sv.p50) / min(sv.p50) as spread
+    from f join series_versions as sv
+        on {_SAME_SWEEP} and not sv.is_liger and sv.version_rank = f.to_version_rank
+    where sv.p50 > 0
+    group by f.plot_rank, sv.kernel_provider
+),
+widest as (
+    select plot_rank, arg_max(kernel_provider, spread) as provider, max(spread) as spread
+    from reference where points >= 3 group by plot_rank
+)
+select
+    own.plot_rank,
+    printf('launch-bound? flat across x (×%.2f over %d points) while %s scales ×%.1f',
+           own.spread, own.points, widest.provider, widest.spread) as hint
+from own join widest using (plot_rank)
+where own.points >= 3 and own.spread <= {LAUNCH_FLAT_SPREAD} and widest.spread >= {LAUNCH_REFERENCE_SPREAD}
+"""
+
+_PLOT_POINTS_SQL = f"""
+with top as (
+    select * from report_flagged where plot_rank <= ?
+),
+own_versions as (
+    select distinct f.plot_rank, sv.version_rank
+    from top as f join series_versions as sv
+        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+)
+select f.plot_rank, sv.kernel_provider, sv.is_liger, sv.liger_version, sv.version_rank,
+       sv.x_value, sv.x_numeric, sv.p20, sv.p50, sv.p80
+from top as f
+join series_versions as sv
+    on {_SAME_SWEEP} and (sv.kernel_provider = f.kernel_provider or not sv.is_liger)
+join own_versions as v
+    on v.plot_rank = f.plot_rank and v.version_rank = sv.version_rank
+order by f.plot_rank, sv.kernel_provider, sv.version_rank, sv.x_numeric nulls last, sv.x_value
+"""
+
+_FLAGGED_SOURCE = """
+select report_flagged.*, report_launch_hints.hint
+from report_flagged left join report_launch_hints using (plot_rank)
+"""
+
+
+def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
+    return (
+        Column("#", number_sql("plot_rank"),
+               html=f"case when plot_rank <= {int(max_plots)} then '<a href=\"#plot-' || plot_rank || '\">' "
+                    "|| plot_rank || '</a>' else cast(plot_rank as varchar) end"),
+        Column("versions", "from_version || ' → ' || to_version"),
+        Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+        Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"),
+        Column("GPU", "gpu_name"), Column("config", "extra_config"),
+        Column("points", number_sql("shared_points")),
+        Column("runs (from / to)", "cast(from_runs as varchar) || ' / ' || cast(to_runs as varchar)"),
+        Column("ratio", ratio_sql("geomean_ratio")),
+        Column("reference", ratio_sql("geomean_reference_ratio")),
+        Column("normalized", ratio_sql("geomean_normalized_ratio")),
+        Column("threshold", percent_sql("threshold", "±")),
+        Column("verdict", "verdict", css="verdict"),
+        Column("reason", "reason"),
+        Column("hint", "hint"),
+    )
+
+
+_POINT_COLUMNS = (
+    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("x", "x_name"), Column("x value", "x_value"),
+    Column("versions", "from_version || ' → ' || to_version"),
+    Column("ratio", ratio_sql("ratio")), Column("normalized", ratio_sql("normalized_ratio")),
+    Column("reason", "reason"),
+)
+_CHANGE_POINT_COLUMNS = (
+    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("from", "previous_version"), Column("introduced in", "version"),
+    Column("direction", "direction"), Column("shift", ratio_sql("shift_ratio")),
+    Column("basis", "basis"), Column("pair verdict", "pair_verdict"),
+)
+_NOISE_COLUMNS = (
+    Column("scope", "scope"), Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("re-run points", number_sql("rerun_points")),
+    Column("median re-run move", percent_sql("median_rel_spread")),
+    Column("noise", percent_sql("noise_rel_spread")),
+    Column("threshold", percent_sql("threshold", "±")),
+)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _plot_name(sweep: dict) -> str:
+    text = "|".join(str(sweep.get(k)) for k in (*_SWEEP_KEYS, "from_version", "to_version"))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    safe = "".join(c if c.isalnum() else "_" for c in
+                   f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}")
+    return f"{safe}_{sweep['to_version']}_{digest}".replace(".", "-") + ".png"
+
+
+def _records(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def _plots(con, max_plots: int) -> list[tuple[dict, str, bytes]]:
+    """(sweep, file name, PNG) for the first ``max_plots`` flagged sweeps; two queries in all."""
+    sweeps = _records(con, "select * from report_flagged where plot_rank <= ? order by plot_rank", [max_plots])
+    points: dict[int, list[dict]] = {}
+    for p in _records(con, _PLOT_POINTS_SQL, [max_plots]):
+        points.setdefault(p["plot_rank"], []).append(p)
+    return [(s, _plot_name(s), plot_sweep(points.get(s["plot_rank"], []), s)) for s in sweeps]
+
+
+def _settings_text(settings: dict) -> str:
+    def fmt(key, value):
+        if key in _PERCENT_SETTINGS and isinstance(value, float):
+            return f"{key} = {100 * value:g} %"
+        return f"{key} = {value}"
+
+    return ", ".join(fmt(k, v) for k, v in settings.items())
+
+
+def _coverage_tables(coverage) -> tuple[str, str]:
+    head = ("version", "series", "compared", "verdicts of the compared", "not compared, because")
+    rows = [
+        (c.version, f"{c.series:,}", f"{c.compared:,}",
+         ", ".join(f"{n:,} {v}" for v, n in c.verdicts.items()),
+         ", ".join(f"{n:,} {r}" for r, n in c.reasons.items()))
+        for c in coverage
+    ]
+    if not rows:
+        return "<p><em>no liger-family series measured</em></p>", "_no liger-family series measured_\n"
+    html_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    html_table = (f"<table id='coverage'><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead>"
+                  f"<tbody>{html_rows}</tbody></table>")
+    md = "| " + " | ".join(head) + " |\n|" + "|".join("---" for _ in head) + "|\n" + "".join(
+        "| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |\n" for r in rows
+    )
+    return html_table, md
+
+
+def _capped(shown: int, total: int, view: str) -> str:
+    return f"Showing {shown:,} of {total:,}; query `{view}` for all." if shown < total else ""
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px;color:#1a1a1a;background:#fff}
+table{border-collapse:collapse;font-size:12px;margin:1em 0}
+td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eee}
+td.regression{background:#f7c6c6;font-weight:bold}td.improvement{background:#cdebd3}
+td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}
+.headline{font-size:1.1em;padding:.6em 1em;border-left:4px solid #D55E00;background:#fafafa}
+figure{margin:1.5em 0}img{max-width:100%;border:1px solid #ddd}
+code{background:#f3f3f3;padding:1px 3px}
+"""
+
+
+def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
+                 max_plots: int = DEFAULT_MAX_PLOTS, remote_root: str | None = None) -> dict:
+    """Write ``regressions.html`` and ``regressions.md`` (+ ``plots/*.png``) into ``out_dir``."""
+    db_path, out_dir = Path(db_path), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
+        install_macros(con)
+        con.execute(_FLAGGED_VIEW)
+        con.execute(_LAUNCH_HINT_VIEW)
+        newest = newest_overview(con)
+        coverage = coverage_by_version(con)
+        settings = _records(con, "select * from regression_settings")[0]
+        flagged_html, flagged_md, _, flagged_total = render_table(
+            con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged")
+        points_html, points_md, points_shown, points_total = render_table(
+            con, "select * from regressions where verdict = 'regression' and to_version = ?",
+            _POINT_COLUMNS, "ratio desc, kernel_name, kernel_provider, x_value",
+            params=[newest.version], limit=POINT_ROWS_SHOWN, table_id="points")
+        cp_html, cp_md, cp_shown, cp_total = render_table(
+            con, "select * from change_points", _CHANGE_POINT_COLUMNS,
+            "version_rank desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+            limit=CHANGE_POINTS_SHOWN, table_id="change-points")
+        noise_html, noise_md, noise_shown, noise_total = render_table(
+            con, "select * from noise_floor", _NOISE_COLUMNS,
+            "case scope when 'overall' then 0 when 'metric' then 1 else 2 end, threshold desc, "
+            "kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+            limit=NOISE_GROUPS_SHOWN, table_id="noise")
+        plots = _plots(con, max_plots)
+
+    plot_dir = out_dir / "plots"
+    written = {name for _, name, _ in plots}
+    for _, name, png in plots:
+        _atomic_write(plot_dir / name, png)
+    if plot_dir.exists():
+        for stale in plot_dir.glob("*.png"):
+            if stale.name not in written:
+                stale.unlink(missing_ok=True)
+
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    coverage_html, coverage_md = _coverage_tables(coverage)
+    settings_text = _settings_text(settings)
+    headline = newest.regressions_line()
+    newest_sentence = newest.sentence()
+    plotted = (f"{len(plots)} of {flagged_total:,} flagged sweeps plotted (the first {len(plots)} of the table; "
+               f"max_plots = {max_plots}).")
+    intro = ("Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
+             "reference providers normalize away machine changes.")
+
+    md = [
+        "# Liger regression report\n",
+        f"Generated {generated} from `{db_path.name}`. Newest version: **{newest.version}**.\n",
+        f"**{headline}**\n", f"{newest_sentence}.\n", intro + "\n", f"Settings: {settings_text}.\n",
+        "## Coverage per version\n", coverage_md,
+        "\n## Flagged sweeps (newest version first, then by severity)\n",
+        plotted + "\n", flagged_md,
+        f"\n## Point-level regressions in {newest.version}\n", _capped(points_shown, points_total, "regressions"),
+        points_md,
+        "\n## Plots\n",
+    ]
+    html_parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Liger regression report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Liger regression report</h1>",
+        f"<p>Generated {html.escape(generated)} from <code>{html.escape(db_path.name)}</code>. "
+        f"Newest version: <b>{html.escape(str(newest.version))}</b>.</p>",
+        f"<p class='headline' id='headline'><b>{html.escape(headline)}</b><br>{html.escape(newest_sentence)}.</p>",
+        f"<p>{html.escape(intro)}</p><p>Settings: <code>{html.escape(settings_text)}</code></p>",
+        "<h2>Coverage per version</h2>", coverage_html,
+        "<h2>Flagged sweeps (newest version first, then by severity)</h2>",
+        f"<p>{html.escape(plotted)}</p>", flagged_html,
+        f"<h2>Point-level regressions in {html.escape(str(newest.version))}</h2>",
+        f"<p>{html.escape(_capped(points_shown, points_total, 'regressions'))}</p>", points_html,
+        "<h2>Plots</h2>",
+    ]
+    if not plots:
+        md.append("_none_\n")
+        html_parts.append("<p><em>none</em></p>")
+    for sweep, name, png in plots:
+        title = (f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
+                 f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
+                 f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})")
+        md.append(f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
+                  f"![{title}](plots/{name})\n")
+        b64 = base64.b64encode(png).decode()
+        html_parts.append(
+            f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
+            f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
+            f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'></figure>"
+        )
+    md += ["\n## Change points\n", _capped(cp_shown, cp_total, "change_points"), cp_md,
+           "\n## Noise floor (threshold = the change a verdict must exceed)\n",
+           _capped(noise_shown, noise_total, "noise_floor"), noise_md]
+    html_parts += ["<h2>Change points</h2>", f"<p>{html.escape(_capped(cp_shown, cp_total, 'change_points'))}</p>",
+                   cp_html, "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
+                   f"<p>{html.escape(_capped(noise_shown, noise_total, 'noise_floor'))}</p>", noise_html,
+                   "</body></html>"]
+
+    md_path, html_path = out_dir / "regressions.md", out_dir / "regressions.html"
+    _atomic_write(md_path, "\n".join(md).encode())
+    _atomic_write(html_path, "\n".join(html_parts).encode())
+    return {
+        "newest_version": newest.version,
+        "newest_series": newest.series,
+        "newest_compared": newest.compared,
+        "newest_verdicts": dict(newest.verdicts),
+        "newest_version_regressions": newest.verdicts.get("regression", 0),
+        "flagged_sweeps": flagged_total,
+        "plots": len(plots),
+        "change_points": cp_total,
+        "html_path": str(html_path),
+        "md_path": str(md_path),
+    }

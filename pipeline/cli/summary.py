@@ -1,0 +1,89 @@
+"""The closing summary of `make run`: what the warehouse holds, what the newest version's verdicts
+say (and how much of it was compared at all), which checks failed or warned, where the report is.
+
+Reads the warehouse read-only and the latest run recorded in the Dagster instance of
+``$DAGSTER_HOME`` (the one `dg launch` just wrote to).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pipeline.analyze.report.queries import newest_overview
+from pipeline.common import duck
+from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
+
+_LIGER_JOB_PREFIX = "__ASSET_JOB"
+
+
+def warehouse_lines(con) -> list[str]:
+    facts, folded, record_only = con.execute(
+        "select count(*), count(*) filter (where origin = 'csv+kernelindex'), "
+        "count(*) filter (where origin = 'kernelindex') from measurements"
+    ).fetchone()
+    sources, rows_read = con.execute("select count(*), coalesce(sum(rows_read), 0) from source").fetchone()
+    by_kind = con.execute("select kind, count(*) from source group by 1 order by 1").fetchall()
+    reasons = con.execute("select reason, count(*) from quarantine group by 1 order by 2 desc, 1").fetchall()
+    has_log = con.execute("select count(*) from duckdb_views() where view_name = 'warehouse_run'").fetchall()[0][0]
+    runs = con.execute("select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint "
+                       "from warehouse_run order by seq desc limit 1").fetchall() if has_log else []
+    lines = [
+        *(f"committed: warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)" for seq, mode, why, new in runs),
+        f"facts:     {facts:,}  (folded kernelindex records: {folded:,}, record-only facts: {record_only:,})",
+        f"sources:   {sources:,}  ({', '.join(f'{k}: {n:,}' for k, n in by_kind)}; {rows_read:,} rows read)",
+        f"quarantined rows: {sum(n for _, n in reasons):,}",
+        *(f"  {reason:<26} {n:,}" for reason, n in reasons),
+    ]
+    newest = newest_overview(con)
+    lines += [f"newest version {newest.sentence()}", f"  {newest.regressions_line()}"]
+    return lines
+
+
+def run_lines() -> list[str]:
+    """Status of the latest run in $DAGSTER_HOME and every check that did not pass in it."""
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs(limit=1)
+        if not runs:
+            return ["run:       none recorded in $DAGSTER_HOME"]
+        run = runs[0]
+        evaluations = [
+            e.get_dagster_event().event_specific_data
+            for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        ]
+        failures = [
+            e.get_dagster_event()
+            for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+        ]
+    lines = [f"run:       {run.status.value} ({run.run_id})"]
+    lines += [f"  step failed: {f.step_key}: {f.event_specific_data.error.message.strip()}" for f in failures]
+    not_passed = [e for e in evaluations if not e.passed]
+    passed = len(evaluations) - len(not_passed)
+    warned = sum(e.severity == dg.AssetCheckSeverity.WARN for e in not_passed)
+    lines.append(f"checks:    {passed} passed, {warned} warned, {len(not_passed) - warned} failed")
+    for e in not_passed:
+        word = "WARN " if e.severity == dg.AssetCheckSeverity.WARN else "ERROR"
+        key = e.asset_check_key
+        text = e.description or ""
+        lines.append(f"  {word} {key.asset_key.to_user_string()}.{key.name}: {text}")
+    return lines
+
+
+def main() -> int:
+    path = duckdb_path()
+    if not path.exists():
+        print(f"no warehouse at {path}; run `make run`", file=sys.stderr)
+        return 1
+    with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
+        lines = [f"warehouse: {path}", *warehouse_lines(con)]
+    lines += run_lines()
+    report = Path(warehouse_dir()) / "reports" / "regressions.html"
+    lines.append(f"report:    {report}" if report.exists() else f"report:    not written ({report} missing)")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

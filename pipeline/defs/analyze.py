@@ -1,0 +1,124 @@
+"""Regression report asset and the newest-version checks (Dagster wrappers over pipeline.analyze.report.write)."""
+
+
+import json
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from pipeline.analyze.report.queries import newest_overview
+from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
+from pipeline.defs.resources import WarehouseResource
+from pipeline.serve.duckdb_build import built_state
+from pipeline.stage.files import atomic_path, publish
+
+_NEWEST_REGRESSIONS_SQL = """
+select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+       from_version, to_version, reason
+from sweep_regressions
+where is_newest and verdict = 'regression'
+order by geomean_ratio desc
+limit 20
+"""
+
+
+class ReportConfig(dg.Config):
+    max_plots: int = Field(
+        default=DEFAULT_MAX_PLOTS, ge=0,
+        description="Plots drawn, for the first flagged sweeps (newest version first, then severity); "
+                    "every flagged sweep is listed in the report's table regardless.",
+    )
+
+
+@dg.asset(
+    group_name="reports",
+    kinds={"duckdb", "html"},
+    deps=[dg.AssetKey("liger_duckdb")],
+    description=(
+        "warehouse/reports/regressions.{html,md}: the newest version's verdicts and coverage, coverage "
+        "per version, every flagged sweep in one table, plots (p50 with p20-p80 band per version, "
+        "reference providers beside it) for the first `max_plots` of them."
+    ),
+)
+def regression_report(
+    context: dg.AssetExecutionContext, config: ReportConfig, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    root = warehouse.warehouse_path()
+    out_dir = root / "reports"
+    # The report is a function of liger.duckdb's state and the plot cap: an unchanged warehouse
+    # keeps the report it has (a re-run with nothing new costs no plotting).
+    stamp = out_dir / ".built_from.json"
+    key = {"duckdb": built_state(warehouse.open()), "max_plots": config.max_plots}
+    previous = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if key["duckdb"] and previous.get("key") == key and Path(previous["summary"]["html_path"]).exists():
+        summary = previous["summary"]
+        context.log.info("warehouse unchanged since the last report: kept it")
+    else:
+        summary = write_report(root / "liger.duckdb", out_dir, max_plots=config.max_plots,
+                               remote_root=warehouse.warehouse_uri())
+        tmp = atomic_path(stamp)
+        tmp.write_text(json.dumps({"key": key, "summary": summary}, default=str))
+        publish(tmp, stamp)
+    context.log.info(
+        f"{summary['flagged_sweeps']} flagged sweeps, {summary['plots']} plotted -> {summary['html_path']}"
+    )
+    metadata = {k: v for k, v in summary.items() if k not in ("html_path", "md_path", "newest_verdicts")}
+    metadata["newest_version"] = str(summary["newest_version"])
+    metadata["newest_verdicts"] = dg.MetadataValue.json(summary["newest_verdicts"])
+    metadata["html"] = dg.MetadataValue.path(summary["html_path"])
+    metadata["markdown"] = dg.MetadataValue.path(summary["md_path"])
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset_check(
+    asset=regression_report,
+    name="newest_version_has_no_regressions",
+    description="WARN when any liger sweep regressed in the newest measured Liger version.",
+)
+def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.open().open_duckdb() as con:
+        newest = newest_overview(con)
+        cur = con.execute(_NEWEST_REGRESSIONS_SQL)
+        cols = [d[0] for d in cur.description]
+        rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    regressed = newest.verdicts.get("regression", 0)
+    preview = [
+        f"{r['kernel_name']}/{r['kernel_provider']}/{r['kernel_operation_mode']}/"
+        f"{r['metric_name']}/{r['gpu_name']} {r['from_version']}->{r['to_version']}: {r['reason']}"
+        for r in rows
+    ]
+    return dg.AssetCheckResult(
+        passed=regressed == 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=newest.regressions_line(),
+        metadata={
+            "newest_version": str(newest.version),
+            "regressed_sweeps": regressed,
+            "compared_series": newest.compared,
+            "series": newest.series,
+            "regressions": dg.MetadataValue.json(preview),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=regression_report,
+    name="newest_version_was_compared",
+    description="WARN when none of the newest version's liger series could be compared with an earlier "
+                "version: then 'no regressions' says nothing.",
+)
+def newest_version_was_compared(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.open().open_duckdb() as con:
+        newest = newest_overview(con)
+    return dg.AssetCheckResult(
+        passed=newest.compared > 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=newest.sentence(),
+        metadata={
+            "newest_version": str(newest.version),
+            "series": newest.series,
+            "compared_series": newest.compared,
+            "not_compared": dg.MetadataValue.json(newest.reasons),
+        },
+    )

@@ -1,0 +1,137 @@
+"""Find input files under data_raw (with upstream provenance from SNAPSHOTS.tsv) and merge them with
+the git backfill's snapshots into one list of sources."""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime
+from pathlib import Path
+
+from pipeline.contracts.reasons import Reason
+from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, KERNELINDEX_SUFFIXES, SourceFile, parse_utc
+from pipeline.ingest import git_history
+
+
+def _committed_at(text: str | None) -> datetime | None:
+    """SNAPSHOTS.tsv is hand-maintained: a missing or unreadable date is no date, not an error."""
+    try:
+        return parse_utc(text) if text and text.strip() else None
+    except ValueError:
+        return None
+
+
+def _inside(root: Path, p: Path) -> bool:
+    try:
+        p.resolve().relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
+    """SNAPSHOTS.tsv: file, upstream_path, upstream_commit, committed_at (extra columns ignored)."""
+    with tsv.open(newline="", encoding="utf-8-sig") as fh:
+        return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t") if row.get("file")}
+
+
+def _kind_of(root: Path, p: Path) -> str | None:
+    """CSV files anywhere under data_raw are upstream-format CSVs; JSON bundles only under kernelindex/."""
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        return CSV_KIND
+    if suffix in KERNELINDEX_SUFFIXES and p.relative_to(root).parts[0] == KERNELINDEX_KIND:
+        return KERNELINDEX_KIND
+    return None
+
+
+def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
+    """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed.
+
+    A CSV's provenance comes from the SNAPSHOTS.tsv in its own folder, when there is one.
+    """
+    root = data_raw.resolve()
+    sources: list[SourceFile] = []
+    problems: list[tuple[str, str, str]] = []
+    snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
+    for p in sorted(root.rglob("*")):
+        if p.name.startswith("."):
+            continue
+        kind = _kind_of(root, p)
+        if kind is None:
+            continue
+        rel = p.relative_to(root).as_posix()
+        if not _inside(root, p) or not p.is_file():
+            problems.append((rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file"))
+            continue
+        src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
+        if kind == CSV_KIND:
+            if p.parent not in snapshot_index:
+                tsv = p.parent / "SNAPSHOTS.tsv"
+                snapshot_index[p.parent] = read_snapshot_index(tsv) if tsv.is_file() else {}
+            meta = snapshot_index[p.parent].get(p.name)
+            if meta:
+                src.upstream_path = meta.get("upstream_path") or None
+                src.upstream_commit = meta.get("upstream_commit") or None
+                src.committed_at = _committed_at(meta.get("committed_at"))
+        sources.append(src)
+    _mark_head(sources)
+    return sources, problems
+
+
+def _mark_head(sources: list[SourceFile]) -> None:
+    """Without a git repo, the newest snapshot of each upstream path is taken as that path's HEAD."""
+    latest: dict[str, SourceFile] = {}
+    for s in sources:
+        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
+            cur = latest.get(s.upstream_path)
+            if cur is None or (s.committed_at, s.source_path) > (cur.committed_at, cur.source_path):
+                latest[s.upstream_path] = s
+    for s in sources:
+        if s.upstream_path and s.committed_at and s.in_upstream_head is None:
+            s.in_upstream_head = latest.get(s.upstream_path) is s
+
+
+def _same_commit(a: str, b: str) -> bool:
+    """Full shas compare equal; an abbreviated sha (>= 7 hex digits) matches its full form."""
+    a, b = a.lower(), b.lower()
+    short, full = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 7 and full.startswith(short)
+
+
+def merge_git_sources(files: list[SourceFile], git_sources: list[SourceFile]) -> list[SourceFile]:
+    """data_raw sources + git snapshots, one source per (upstream commit, upstream path).
+
+    A snapshot present both as a data_raw file (SNAPSHOTS.tsv names its commit and path) and in
+    git stays ONE source: the data_raw file is kept (so source rows and source_count do not change
+    when a repo is configured later) and takes git's exact ``in_upstream_head``.
+    """
+    by_path: dict[str, list[SourceFile]] = {}
+    for g in git_sources:
+        by_path.setdefault(g.upstream_path or "", []).append(g)
+    dropped: set[int] = set()
+    for f in files:
+        if f.kind != CSV_KIND or not f.upstream_commit or not f.upstream_path:
+            continue
+        for g in by_path.get(f.upstream_path, ()):
+            if id(g) not in dropped and _same_commit(f.upstream_commit, g.upstream_commit or ""):
+                f.in_upstream_head = g.in_upstream_head
+                f.upstream_commit = g.upstream_commit
+                dropped.add(id(g))
+                break
+    return files + [g for g in git_sources if id(g) not in dropped]
+
+
+def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path | None = None):
+    """``discover(data_raw)`` plus, when ``git_repo`` is given, every git snapshot of benchmark/data/*.csv.
+
+    Returns (sources, problems, history) where history is a ``git_history.GitHistory`` (None
+    without a repo). Blobs are cached under ``blob_cache`` (required with a repo). Raises
+    ``git_history.GitHistoryError`` when ``git_repo`` is not a usable repository.
+    """
+    sources, problems = discover(data_raw)
+    if git_repo is None:
+        return sources, problems, None
+    if blob_cache is None:
+        raise ValueError("blob_cache is required with a git repo")
+    history = git_history.read_history(git_repo, blob_cache)
+    return merge_git_sources(sources, history.sources), problems, history

@@ -1,0 +1,261 @@
+"""Backfill from upstream git history: every committed snapshot of ``benchmark/data/*.csv``.
+
+Upstream overwrites a CSV row whenever a benchmark is re-run, so the only full record of past
+measurements is the git history of those files. This module turns a local clone into
+``SourceFile``s, one per (commit, path) whose blob that commit introduced:
+
+* ``git log --raw -z --no-abbrev -M --diff-merges=combined -- 'benchmark/data/*.csv'`` lists every
+  commit touching the CSVs with the new blob sha of each touched path (renames are followed: a
+  snapshot is recorded under the path it had at that commit; merges report only paths whose
+  result differs from every parent, i.e. genuinely new content). Empty commits are not listed.
+* ``git cat-file --batch`` streams all blobs not cached yet through ONE process into
+  ``<cache>/<blob_sha>.csv`` (written aside, verified against the blob sha, renamed). Files are
+  named by blob sha only, so nothing from the repo can choose a path outside the cache.
+* ``git ls-tree -r HEAD`` gives the exact ``in_upstream_head``: a snapshot is in HEAD iff HEAD
+  has that path with that very blob.
+
+The git CLI is used through ``subprocess`` (no git library). No Dagster imports here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from pipeline.config import GIT_REPO_ENV
+from pipeline.contracts.sources import CSV_KIND, SourceFile, parse_utc
+from pipeline.stage.files import publish
+
+PATHSPEC = "benchmark/data/*.csv"
+BLOB_SUFFIX = ".csv"
+_HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_FILE_MODES = {"100644", "100755"}  # regular files only: no symlinks, no submodules
+
+
+class GitHistoryError(RuntimeError):
+    """LIGER_GIT_REPO is set but does not name a usable git repository (or git failed)."""
+
+
+@dataclass
+class GitHistory:
+    sources: list[SourceFile] = field(default_factory=list)
+    head: str | None = None  # full sha of HEAD; None for a repo without commits
+    commits: int = 0  # commits that introduced at least one CSV blob
+    blobs: int = 0  # distinct blobs referenced
+    blobs_written: int = 0  # blobs extracted by this call (the rest were cached)
+
+
+# Variables that would point git at another repository than the one we were given.
+_REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                       "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    return env
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    cmd = ["git", "-C", str(repo), "-c", "core.quotepath=false", "-c", "log.showSignature=false", *args]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, env=_env(), stdin=subprocess.DEVNULL)
+    except FileNotFoundError as exc:  # no git binary
+        raise GitHistoryError("the git CLI is not installed (needed for LIGER_GIT_REPO backfills)") from exc
+    if check and proc.returncode != 0:
+        raise GitHistoryError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc
+
+
+def validate_repo(repo: Path) -> Path:
+    """Resolve ``repo`` and make sure git accepts it; raise GitHistoryError with a clear message otherwise."""
+    repo = Path(repo).expanduser()
+    if not repo.is_dir():
+        raise GitHistoryError(f"{GIT_REPO_ENV}={repo} is not a directory (expected a local Liger-Kernel clone)")
+    proc = _git(repo, "rev-parse", "--git-dir", check=False)
+    if proc.returncode != 0:
+        raise GitHistoryError(
+            f"{GIT_REPO_ENV}={repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}")
+    return repo.resolve()
+
+
+def head_sha(repo: Path) -> str | None:
+    """Full sha of HEAD, or None when the repo has no commits yet."""
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    out = proc.stdout.decode().strip()
+    return out if proc.returncode == 0 and _HEX.match(out) else None
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    commit: str
+    committed_at: datetime
+    path: str
+    blob: str
+
+
+def list_snapshots(repo: Path, head: str) -> list[_Snapshot]:
+    """Every (commit, path, blob) where a commit reachable from HEAD wrote a new CSV blob."""
+    out = _git(repo, "log", "-z", "--raw", "--no-abbrev", "-M", "--diff-merges=combined", "--no-color",
+               "--format=%x01%H %cI", head, "--", PATHSPEC).stdout
+    snaps: list[_Snapshot] = []
+    tokens = out.split(b"\0")
+    i, commit, when = 0, None, None
+    while i < len(tokens):
+        tok = tokens[i].decode("utf-8", errors="surrogateescape").lstrip("\n")
+        i += 1
+        if tok.startswith("\x01"):
+            sha, _, date = tok[1:].partition(" ")
+            commit, when = sha, parse_utc(date)
+            continue
+        if not tok.startswith(":"):
+            continue  # trailing empty token
+        parents = len(tok) - len(tok.lstrip(":"))
+        fields = tok[parents:].split()
+        modes, shas, status = fields[: parents + 1], fields[parents + 1: 2 * parents + 2], fields[-1]
+        npaths = 2 if parents == 1 and status[:1] in ("R", "C") else 1
+        paths = [tokens[i + k].decode("utf-8", errors="surrogateescape") for k in range(npaths)]
+        i += npaths
+        dst_mode, dst_blob, path = modes[-1], shas[-1], paths[-1]
+        if commit is None or dst_mode not in _FILE_MODES or not _HEX.match(dst_blob) or set(dst_blob) == {"0"}:
+            continue  # deletions, symlinks, submodules
+        if not _in_pathspec(path):
+            continue
+        snaps.append(_Snapshot(commit, when, path, dst_blob))
+    return snaps
+
+
+def _in_pathspec(path: str) -> bool:
+    # git's default pathspec matching: '*' may cross '/', so any .csv under benchmark/data/.
+    return path.startswith("benchmark/data/") and path.endswith(".csv")
+
+
+def head_blobs(repo: Path, head: str) -> dict[str, str]:
+    """path -> blob sha of every benchmark CSV in HEAD's tree."""
+    out = _git(repo, "ls-tree", "-r", "-z", "--full-tree", head, "--", "benchmark/data").stdout
+    blobs: dict[str, str] = {}
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path_b = entry.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        path = path_b.decode("utf-8", errors="surrogateescape")
+        if kind == "blob" and mode in _FILE_MODES and _in_pathspec(path):
+            blobs[path] = sha
+    return blobs
+
+
+def _git_object_hasher(sha: str, size: int):
+    h = hashlib.sha1() if len(sha) == 40 else hashlib.sha256()
+    h.update(f"blob {size}\0".encode())
+    return h
+
+
+def extract_blobs(repo: Path, blobs: list[str], cache: Path) -> int:
+    """Write each blob not yet cached to ``cache/<sha>.csv`` via one ``git cat-file --batch``. Returns count written."""
+    todo = sorted({b for b in blobs if not (cache / f"{b}{BLOB_SUFFIX}").is_file()})
+    if not todo:
+        return 0
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd = ["git", "-C", str(repo), "cat-file", "--batch"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+
+    def feed() -> None:
+        try:
+            proc.stdin.write("".join(f"{b}\n" for b in todo).encode())
+        except BrokenPipeError:
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    written = 0
+    try:
+        out = proc.stdout
+        for sha in todo:
+            header = out.readline().decode().split()
+            if len(header) != 3 or header[0] != sha or header[1] != "blob":
+                raise GitHistoryError(f"git cat-file: unexpected answer for blob {sha}: {' '.join(header) or 'EOF'}")
+            size = int(header[2])
+            hasher = _git_object_hasher(sha, size)
+            dest = cache / f"{sha}{BLOB_SUFFIX}"
+            tmp = cache / f".{sha}.{uuid.uuid4().hex}.tmp"
+            try:
+                with tmp.open("wb") as fh:
+                    remaining = size
+                    while remaining:
+                        chunk = out.read(min(remaining, 1 << 20))
+                        if not chunk:
+                            raise GitHistoryError(f"git cat-file: truncated blob {sha}")
+                        hasher.update(chunk)
+                        fh.write(chunk)
+                        remaining -= len(chunk)
+                if hasher.hexdigest() != sha:
+                    raise GitHistoryError(f"git cat-file: blob {sha} does not hash to its name")
+                publish(tmp, dest)
+            finally:
+                tmp.unlink(missing_ok=True)
+            out.read(1)  # the newline after each object
+            written += 1
+    finally:
+        writer.join()
+        proc.stdout.close()
+        rc = proc.wait()
+        err = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+    if rc != 0:
+        raise GitHistoryError(f"git cat-file --batch failed ({rc}): {err}")
+    return written
+
+
+def source_path_for(commit: str, path: str) -> str:
+    return f"git:{commit}:{path}"
+
+
+def read_history(repo: Path, cache: Path) -> GitHistory:
+    """Every committed snapshot of benchmark/data/*.csv reachable from HEAD, as sources backed by cached blobs.
+
+    Raises GitHistoryError when ``repo`` is not a usable git repository. A repository without
+    commits or without benchmark data yields an empty history (no error).
+    """
+    repo = validate_repo(repo)
+    head = head_sha(repo)
+    if head is None:
+        return GitHistory()
+    snaps = list_snapshots(repo, head)
+    if not snaps:
+        return GitHistory(head=head)
+    cache = cache.resolve()
+    written = extract_blobs(repo, [s.blob for s in snaps], cache)
+    in_head = head_blobs(repo, head)
+    sources = []
+    seen: set[str] = set()
+    for s in sorted(snaps, key=lambda s: (s.committed_at, s.commit, s.path)):
+        sp = source_path_for(s.commit, s.path)
+        if sp in seen:
+            continue
+        seen.add(sp)
+        blob_file = cache / f"{s.blob}{BLOB_SUFFIX}"
+        sources.append(SourceFile(
+            path=blob_file,
+            source_path=sp,
+            kind=CSV_KIND,
+            size_bytes=blob_file.stat().st_size,
+            upstream_path=s.path,
+            upstream_commit=s.commit,
+            committed_at=s.committed_at,
+            in_upstream_head=in_head.get(s.path) == s.blob,
+        ))
+    return GitHistory(sources=sources, head=head, commits=len({s.commit for s in snaps}),
+                      blobs=len({s.blob for s in snaps}), blobs_written=written)

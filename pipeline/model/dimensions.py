@@ -1,0 +1,71 @@
+"""kernelindex-shaped objects the pipeline derives from CSV rows, one per distinct key.
+
+They are hashed with the same rule as records (see digests.py), so a dimension digest
+means the same thing whether it came from a record or from a CSV row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pipeline.config import API_VERSION
+from pipeline.contracts.digests import canonical_json, object_digest
+
+HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": "https://github.com/linkedin/Liger-Kernel"}
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _obj(kind: str, spec: dict[str, Any], name: str, title: str) -> dict[str, Any]:
+    return {"apiVersion": API_VERSION, "kind": kind, "spec": spec, "metadata": {"name": name, "title": title}}
+
+
+def environment(gpu_name: str) -> dict[str, Any]:
+    vendor = gpu_name.split()[0].lower() if gpu_name.split() else "unknown"
+    spec = {"hardware": {"vendor": vendor, "product": gpu_name}, "software": {}}
+    return _obj("ExecutionEnvironment", spec, f"liger-bench-{slug(gpu_name)}", f"Liger benchmark host · {gpu_name}")
+
+
+def protocol(mode: str, metric_name: str, metric_unit: str) -> dict[str, Any]:
+    timed = metric_unit == "ms"
+    spec = {
+        "harness": HARNESS,
+        "measurement": {
+            "metric": metric_name,
+            "unit": metric_unit,
+            "instrument": "cuda_events" if timed else "torch.cuda.max_memory_allocated",
+            "primaryStatistic": "median",
+            "spread": ["p20", "p80"],
+        },
+        "pass": mode,
+        "comparability": {"family": "liger_kernel_bench"},
+    }
+    return _obj("BenchmarkProtocol", spec, f"liger-bench-{slug(metric_name)}-{slug(mode)}", f"Liger benchmark · {metric_name} · {mode}")
+
+
+def workload(kernel: str, x_name: str | None, x_value: str | None, config: str | None) -> dict[str, Any]:
+    spec = {
+        "kernel": kernel,
+        "x": {"name": x_name, "value": x_value},
+        "config": json.loads(config) if config is not None else None,
+    }
+    return _obj("BenchmarkWorkload", spec, slug(f"{kernel}-{x_name}-{x_value}"), f"{kernel} · {x_name}={x_value}")
+
+
+def implementation(kernel: str, provider: str | None, version: str | None) -> dict[str, Any]:
+    spec = {"kernel": kernel, "provider": provider, "ligerVersion": version}
+    return _obj("KernelImplementation", spec, slug(f"{kernel}-{provider}-{version}"), f"{kernel} · {provider} · {version}")
+
+
+def describe(obj: dict[str, Any]) -> dict[str, str]:
+    """digest + the whole object as canonical JSON, as stored in a dim table."""
+    return {
+        "digest": object_digest(obj),
+        "api_version": obj["apiVersion"],
+        "kind": obj["kind"],
+        "object_json": canonical_json(obj),
+    }

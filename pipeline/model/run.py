@@ -1,0 +1,128 @@
+"""Run the normalize models (sql/models/NN_*.sql, one decision per file, in file order) over a
+batch of staged sources.
+
+The driver registers the inputs every model may read, then runs the files:
+  batch_source   the batch's sources, ranked oldest commit first (`source_rank`)
+  csv_staged     staged CSV rows of the batch, with their source's path, rank and commit date
+  ki_staged      staged kernelindex rows of the batch, with their source's path
+  problems       files refused before staging (outside data_raw, unreadable), with reason codes
+  known_gpu      CSV GPU names the warehouse already holds (resolves a record's GPU slug)
+  known_record   records the warehouse already holds (learned dimensions use all of them)
+A full build is the same models over every source with empty `known_*`.
+Results are temp tables named batch_* (see merge.py for how they reach the Delta tables).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.config import SQL_DIR
+from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
+from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
+from pipeline.model import dimensions
+
+MODELS_DIR = SQL_DIR / "models"
+# Placeholders the model files use for the digest rule, which lives in digests.py only.
+TEMPLATE = {
+    "{measurement_digest}": measurement_digest_sql(),
+    "{record_only_extra_config}": record_only_extra_config_sql("r.workload_digest"),
+}
+DERIVED = {  # key table -> (builder, key columns)
+    "environment": (dimensions.environment, ("gpu_name",)),
+    "protocol": (dimensions.protocol, ("kernel_operation_mode", "metric_name", "metric_unit")),
+    "workload": (dimensions.workload, ("kernel_name", "x_name", "x_value", "extra_config")),
+    "implementation": (dimensions.implementation, ("kernel_name", "kernel_provider", "liger_version")),
+}
+EMPTY_KNOWN_GPU = "select null::varchar as gpu_name where false"
+EMPTY_KNOWN_RECORD = ("select null::varchar as kernel_operation_mode, null::varchar as gpu_name, "
+                      "null::timestamptz as observed_at, null::varchar as protocol_digest, "
+                      "null::varchar as environment_digest where false")
+
+
+def model_files() -> list[Path]:
+    return sorted(MODELS_DIR.glob("*.sql"))
+
+
+def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
+    return pa.table({
+        "source_path": pa.array([s.source_path for s in sources], pa.string()),
+        "kind": pa.array([s.kind for s in sources], pa.string()),
+        "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
+        "size_bytes": pa.array([s.size_bytes for s in sources], pa.int64()),
+        "upstream_path": pa.array([s.upstream_path for s in sources], pa.string()),
+        "upstream_commit": pa.array([s.upstream_commit for s in sources], pa.string()),
+        "committed_at": pa.array([s.committed_at for s in sources], pa.timestamp("us")),
+        "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
+        "staged_path": pa.array([str(staging_path(s)) for s in sources], pa.string()),
+    })
+
+
+def _register_derived(con: duckdb.DuckDBPyConnection) -> None:
+    """One object per distinct key, built and hashed in Python (the pydantic models): the key
+    tables hold thousands of rows, not millions."""
+    for name, (builder, key_cols) in DERIVED.items():
+        keys = con.execute(f"select {', '.join(key_cols)} from derived_{name}_key").fetchall()
+        described = [dimensions.describe(builder(*k)) for k in keys]
+        cols = {c: pa.array([k[i] for k in keys], pa.string()) for i, c in enumerate(key_cols)}
+        for f in ("digest", "api_version", "kind", "object_json"):
+            cols[f] = pa.array([d[f] for d in described], pa.string())
+        con.register(f"derived_{name}", pa.table(cols))
+
+
+AFTER = {"50_derived_dimensions.sql": _register_derived}
+
+
+def run_models(
+    con: duckdb.DuckDBPyConnection,
+    sources: list[SourceFile],
+    staging_path,
+    empty_templates: dict[str, Path],
+    problems: list[tuple[str, str, str]],
+    *,
+    known_gpu: str = EMPTY_KNOWN_GPU,
+    known_record: str = EMPTY_KNOWN_RECORD,
+) -> list[str]:
+    """Register the batch and run every model file; returns the files applied."""
+    con.register("batch_source_in", sources_table(sources, staging_path))
+    # An integer rank per source (oldest commit first) makes "newest source wins" an integer max.
+    con.execute("""
+        create or replace temp table batch_source as
+        select *, row_number() over (order by committed_at nulls first, source_path) as source_rank
+        from batch_source_in
+    """)
+    files = {kind: sorted({str(staging_path(s)) for s in sources if s.kind == kind} | {str(empty_templates[kind])})
+             for kind in (CSV_KIND, KERNELINDEX_KIND)}
+    # File lists are passed as values (relation API), never pasted into SQL text.
+    con.read_parquet(files[CSV_KIND], filename=True, union_by_name=True).create_view("csv_raw")
+    con.read_parquet(files[KERNELINDEX_KIND], filename=True, union_by_name=True).create_view("ki_raw")
+    # One staged file may back several sources (identical snapshots): join on the staged path.
+    con.execute("""
+        create or replace temp view csv_staged as
+        select s.source_path, s.source_rank, s.committed_at, r.*
+        from csv_raw r join batch_source s on s.staged_path = r.filename
+    """)
+    con.execute("""
+        create or replace temp view ki_staged as
+        select s.source_path, r.* from ki_raw r join batch_source s on s.staged_path = r.filename
+    """)
+    con.register("problems", pa.table({
+        "source_file": pa.array([p[0] for p in problems], pa.string()),
+        "location": pa.array(["file"] * len(problems), pa.string()),
+        "reason": pa.array([str(p[1]) for p in problems], pa.string()),
+        "raw": pa.array([p[2] for p in problems], pa.string()),
+    }))
+    con.execute(f"create or replace temp table known_gpu as {known_gpu}")
+    con.execute(f"create or replace temp table known_record as {known_record}")
+    applied = []
+    for path in model_files():
+        sql = path.read_text()
+        for token, expr in TEMPLATE.items():
+            sql = sql.replace(token, expr)
+        con.execute(sql)
+        if hook := AFTER.get(path.name):
+            hook(con)
+        applied.append(path.name)
+    return applied

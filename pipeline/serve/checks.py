@@ -1,0 +1,61 @@
+"""Data tests over one published warehouse state: each returns the offending rows; a check passes
+with zero rows."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+
+from pipeline.common import duck
+from pipeline.config import SQL_DIR
+from pipeline.contracts.digests import measurement_digest_sql, object_digest, record_only_extra_config_sql
+from pipeline.serve.duckdb_build import create_table_views
+from pipeline.store.warehouse import Published, Warehouse
+
+DIMENSIONS = ("environment", "protocol", "workload", "implementation")
+
+
+def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the readers' tables (sql/tables) over a published state."""
+    con = duck.connect(remote_root=wh.root_uri)
+    create_table_views(con, wh.snapshot_files(published))
+    # No check reads provenance (source_count, first/last seen); aggregating every sighting for it
+    # would cost more than the checks themselves. Its columns read as NULL here.
+    con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
+        null::bigint as source_count, null::timestamptz as first_seen_at, null::varchar as first_seen_commit,
+        null::timestamptz as last_seen_at, null::varchar as last_seen_commit, null::boolean as in_upstream_head
+        where false""")
+    return con
+
+
+def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
+    return con.execute((SQL_DIR / "checks" / f"{name}.sql").read_text()).fetchall()
+
+
+def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> list[tuple]:
+    """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
+    record_only = record_only_extra_config_sql("workload_digest")
+    bad = con.execute(
+        f"""
+        with facts as (
+            select * replace (case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
+                   strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text
+            from fact_measurement
+        )
+        select 'measurement', measurement_digest, {measurement_digest_sql()} as recomputed
+        from facts where measurement_digest <> {measurement_digest_sql()}
+        limit {int(sample_limit)}
+        """
+    ).fetchall()
+    for dim in DIMENSIONS:
+        rows = con.execute(f"select {dim}_digest, object_json from dim_{dim} where object_json is not null").fetchall()
+        for digest, text in rows:  # one row per distinct object: small by construction
+            actual = object_digest(json.loads(text))
+            if actual != digest:
+                bad.append((dim, digest, actual))
+    return bad
+
+
+def quarantine_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return dict(con.execute("select reason, count(*) from quarantine group by 1 order by 1").fetchall())

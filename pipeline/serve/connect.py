@@ -1,0 +1,48 @@
+"""Open the warehouse from Python: today's state or the state after an earlier run.
+
+    import pipeline
+    con = pipeline.connect()                          # liger.duckdb, read-only
+    con = pipeline.connect(run=3)                     # as warehouse run 3 left it
+    con = pipeline.connect(as_of="2026-11-30T12:00")  # the newest run committed by then
+
+The newest state opens `liger.duckdb` read-only. An earlier state is an in-memory database with
+the same table views over that run's Delta versions and every sql/views view (computed when
+queried: nothing is materialized for a one-off look back). For a warehouse on S3 the connection
+carries an fsspec filesystem, which a plain `duckdb` CLI cannot.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import RegressionSettings
+from pipeline.common import duck
+from pipeline.config import warehouse_dir, warehouse_uri
+from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, view_files, write_lookup_tables
+from pipeline.store.warehouse import Warehouse
+
+
+def connect(run: int | None = None, as_of: datetime | str | None = None, *, warehouse: str | None = None,
+            local_dir: str | None = None) -> duckdb.DuckDBPyConnection:
+    from pathlib import Path
+
+    wh = Warehouse(warehouse or warehouse_uri(), Path(local_dir) if local_dir else warehouse_dir())
+    newest = wh.published()
+    if newest is None:
+        raise LookupError(f"nothing published in {wh.root_uri} yet: run `make run`")
+    wanted = newest if run is None and as_of is None else wh.published(seq=run, as_of=as_of)
+    if wanted is None:
+        raise LookupError(f"no warehouse run matches run={run!r} as_of={as_of!r} in {wh.root_uri}")
+    if wanted.seq == newest.seq and wh.duckdb_path.exists():
+        return duck.connect(wh.duckdb_path, read_only=True, remote_root=wh.root_uri)
+    con = duck.connect(remote_root=wh.root_uri)
+    create_table_views(con, wh.snapshot_files(wanted))
+    create_run_log_view(con, wh, wanted)
+    write_lookup_tables(con, RegressionSettings())
+    for vf in view_files():
+        con.execute(vf.path.read_text())
+    build_change_points(con)
+    return con

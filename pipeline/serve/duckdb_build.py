@@ -1,0 +1,267 @@
+"""liger.duckdb: views over one published state of the Delta tables, kept up to date incrementally.
+
+Layers, in order:
+  delta_<table>   read_parquet over the snapshot's files, listed from the Delta log (DuckDB here
+                  has no delta extension); a table with no files is an empty typed relation
+  sql/tables/     what readers call fact_measurement, source, ... (provenance and learned
+                  dimensions are derived when read)
+  regression_settings, liger_version_order (tables)
+  sql/views/      applied in file-name order; a file marked `-- materialize: table` is kept as a
+                  table `<view>__materialized`, its query as view `<view>__definition`
+  change_points   (Python, ruptures)
+
+A new published state is applied to a copy of the file, which then replaces it (open read-only
+sessions keep the old one). A materialized view with `-- incremental key: a, b` is refreshed only
+for the key values that facts committed since the file's last state touch; the others are
+recomputed whole. Anything that can move every row (a full run, other model or view files, other
+settings, a new Liger version) recomputes everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.settings import RegressionSettings, write_settings_table
+from pipeline.analyze.versions import write_version_order_table
+from pipeline.common import duck, failpoints
+from pipeline.config import SQL_DIR, build_memory
+from pipeline.stage.files import publish
+from pipeline.store.merge import SCHEMAS
+from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
+
+MATERIALIZE_MARKER = "-- materialize: table"
+_KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+STATE_TABLE = "liger_build_state"
+FACT_VIEW = SQL_DIR / "tables" / "20_fact_measurement.sql"
+DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
+              pa.timestamp("us", tz="UTC"): "timestamptz"}
+FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
+
+
+@dataclass
+class ViewFile:
+    path: Path
+    name: str
+    materialize: bool
+    key: tuple[str, ...]
+
+    @classmethod
+    def read(cls, path: Path) -> ViewFile:
+        text = path.read_text()
+        match = _VIEW_NAME.search(text)
+        materialize = MATERIALIZE_MARKER in text.lower()
+        if materialize and match is None:
+            raise ValueError(f"{path.name}: a '{MATERIALIZE_MARKER}' file must define 'create or replace view <name>'")
+        key = _KEY_LINE.search(text)
+        return cls(path, match.group(1) if match else "", materialize,
+                   tuple(c.strip() for c in key.group(1).split(",")) if key else ())
+
+
+def view_files() -> list[ViewFile]:
+    return [ViewFile.read(p) for p in sorted((SQL_DIR / "views").glob("*.sql"))]
+
+
+def sql_hash() -> str:
+    h = hashlib.sha256()
+    for folder in ("tables", "views", "models"):
+        for p in sorted((SQL_DIR / folder).glob("*.sql")):
+            h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]]) -> None:
+    """delta_<table> over a snapshot's files, then the readers' views of sql/tables/. The file list
+    is written into the view (it must survive in the DuckDB file); the paths are the Delta
+    table's own part files, quoted as literals."""
+    for table, schema in SCHEMAS.items():
+        if files.get(table):
+            listed = ", ".join(_literal(f) for f in files[table])
+            con.execute(f"create or replace view delta_{table} as select * from read_parquet([{listed}])")
+        else:
+            cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in schema)
+            con.execute(f"create or replace view delta_{table} as select {cols} where false")
+    for path in sorted((SQL_DIR / "tables").glob("*.sql")):
+        con.execute(path.read_text())
+
+
+def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published: Published) -> None:
+    """`warehouse_run`: every run up to ``published``, with each table's Delta version (JSON)."""
+    files = wh.store.files(RUN_LOG)
+    listed = ", ".join(_literal(f) for f in files)
+    con.execute(f"""create or replace view warehouse_run as
+        select seq, run_id, timezone('UTC', committed_at) as committed_at, mode, reason, versions, stats
+        from read_parquet([{listed}]) where seq <= {int(published.seq)}""")
+
+
+def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:
+    """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
+    which sql/views read beside the tables; returns the versions."""
+    write_settings_table(con, settings)
+    versions = sorted(r[0] for r in con.execute(
+        "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+    write_version_order_table(con, versions)
+    return versions
+
+
+def _state(con) -> dict:
+    try:
+        return json.loads(duck.scalar(con, f"select state from {STATE_TABLE}"))
+    except (duckdb.Error, TypeError):
+        return {}
+
+
+def built_state(wh: Warehouse) -> dict:
+    """What liger.duckdb was last built from (published run, SQL, settings, versions); {} if none."""
+    if not wh.duckdb_path.exists():
+        return {}
+    with duck.connect(wh.duckdb_path, read_only=True) as con:
+        return _state(con)
+
+
+def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None,
+                 *, force_full: bool = False) -> dict:
+    """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
+    so a file being built aside here belongs to a killed build and goes."""
+    for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
+        leftover.unlink(missing_ok=True)
+    settings = settings or RegressionSettings()
+    target = {"seq": published.seq, "sql": sql_hash(), "settings": settings.model_dump(mode="json")}
+    final = wh.duckdb_path
+    if final.exists() and not force_full:
+        with duck.connect(final, read_only=True) as con:
+            old = _state(con)
+        if all(old.get(k) == v for k, v in target.items()):
+            return {"mode": "unchanged", "seq": published.seq}
+    else:
+        old = {}
+    full = force_full or not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
+    runs_between = [p for p in wh.run_log() if old.get("seq", 0) < p.seq <= published.seq]
+    if any(p.mode == "full" for p in runs_between) or old.get("seq", 0) > published.seq:
+        full = True
+
+    wh.local.mkdir(parents=True, exist_ok=True)
+    tmp = wh.local / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
+    if not full:
+        shutil.copyfile(final, tmp)
+    spill = wh.temp_dir / f"duckdb-{tmp.name}"
+    con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
+    try:
+        create_table_views(con, wh.snapshot_files(published))
+        create_run_log_view(con, wh, published)
+        versions = write_lookup_tables(con, settings)
+        if versions != old.get("versions"):
+            full = True
+        provenance = materialize_provenance(con, full, old.get("seq", 0))
+        done = apply_views(con, full, old.get("seq", 0)) | {"fact_provenance": provenance}
+        build_change_points(con)
+        state = target | {"versions": versions}
+        con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
+        con.execute("checkpoint")
+        failpoints.pause("duckdb_built_aside")
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    con.close()
+    publish(tmp, final)
+    return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
+
+
+def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> str:
+    """Keep fact_provenance as a table: every read of fact_measurement joins it, and aggregating
+    every sighting per query would cost seconds at 10 M facts. Only measurements with a new sighting
+    (run_seq > since_seq), or carried by a source whose in_upstream_head flipped (the previous
+    upstream HEAD snapshot, when a new commit lands), are recomputed."""
+    table = "fact_provenance__materialized"
+    exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags')",
+                         {"t": table}) == 2
+    if full or not exists:
+        con.execute(f"create or replace table {table} as select * from fact_provenance")
+        mode = "full"
+    else:
+        con.execute("""create or replace temp table moved_source as
+            select source_path, content_sha256 from provenance_source_flags p join delta_source s
+            using (source_path, content_sha256) where p.in_upstream_head is distinct from s.in_upstream_head""")
+        con.execute("""create or replace temp table touched_digest as
+            select distinct measurement_digest from delta_fact_sighting
+            where run_seq > $s or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
+                    {"s": since_seq})
+        con.execute(f"delete from {table} where measurement_digest in (select measurement_digest from touched_digest)")
+        con.execute(f"insert into {table} by name select * from fact_provenance "
+                    "where measurement_digest in (select measurement_digest from touched_digest)")
+        mode = f"{duck.scalar(con, 'select count(*) from touched_digest')} measurement(s)"
+    con.execute("create or replace table provenance_source_flags as "
+                "select source_path, content_sha256, in_upstream_head from delta_source")
+    con.execute(f"create or replace view fact_provenance as select * from {table}")
+    return mode
+
+
+def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0) -> dict:
+    """sql/views in file order on a connection that has the tables, settings and version order."""
+    applied, refreshed = [], {}
+    for vf in view_files():
+        text = vf.path.read_text()
+        if not vf.materialize:
+            con.execute(text)
+            applied.append(vf.path.name)
+            continue
+        definition = f"{vf.name}__definition"
+        con.execute(_VIEW_NAME.sub(f"create or replace view {definition}", text, count=1))
+        table = f"{vf.name}__materialized"
+        exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name = $t", {"t": table})
+        coarse = [c for c in vf.key if c in FACT_COLUMNS]
+        if full or not exists or not coarse:
+            con.execute(f'create or replace table "{table}" as select * from "{definition}"')
+            refreshed[vf.name] = "full"
+        else:
+            refreshed[vf.name] = _refresh(con, definition, table, coarse, since_seq)
+        con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
+        applied.append(vf.path.name)
+    return {"applied": applied, "refreshed": refreshed}
+
+
+def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -> str:
+    """Recompute one materialized view for the key values that new facts touch. Its rows for a key
+    value depend only on facts with that key value (the file's `-- incremental key:` promise), so
+    while fact_measurement is narrowed to just those facts its definition gives exactly their rows
+    (kept for the touched keys only, as the view may also read other materialized views).
+    This runs on the private copy of the file; fact_measurement is restored before it is renamed in."""
+    cols = ", ".join(key)
+    con.execute(f"create or replace temp table touched_key as select distinct {cols} "
+                f"from fact_measurement where run_seq > $s", {"s": since_seq})
+    n = duck.scalar(con, "select count(*) from touched_key")
+    if n == 0:
+        return "untouched"
+    touched = lambda alias: " and ".join(f"k.{c} is not distinct from {alias}.{c}" for c in key)  # noqa: E731
+    all_facts = FACT_VIEW.read_text().replace("create or replace view fact_measurement as",
+                                              "create or replace view fact_measurement__all as", 1)
+    con.execute(all_facts)
+    con.execute(f"""create or replace view fact_measurement as select * from fact_measurement__all f
+        where exists (select 1 from touched_key k where {touched('f')})""")
+    try:
+        con.execute(f'delete from "{table}" where exists (select 1 from touched_key k where {touched(table)})')
+        # Narrowed facts keep scans small; the filter also covers definitions that read other
+        # materialized views (those hold every key).
+        con.execute(f'insert into "{table}" by name select * from "{definition}" d '
+                    f'where exists (select 1 from touched_key k where {touched("d")})')
+    finally:
+        con.execute(FACT_VIEW.read_text())
+        con.execute("drop view fact_measurement__all")
+    return f"{n} key(s)"

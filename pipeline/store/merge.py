@@ -1,0 +1,326 @@
+"""Merge a batch of new source contents into the Delta tables, under the run lock.
+
+A run takes the sources whose (path, content) no published run has committed, runs the normalize
+models over them, and merges the results:
+
+* incremental (the common case): facts whose digest is new are appended (an anti-join on the
+  digest column; no MERGE, see ARCHITECTURE.md), every (measurement, source) pair is appended to
+  `fact_sighting`, dimension objects and records not yet known are appended, the small `source`
+  and `learned_dimension` tables are rewritten when they change;
+* full: every table is rewritten from all current sources, in one commit each. A run goes full
+  when it must: first run, changed model files, a committed source that is gone or changed, a
+  batch digest whose values differ from the stored ones (the newest-source rule needs every
+  source), or a record that would fold into an earlier fact (or an earlier record into a batch fact).
+
+Either way the run's row in `warehouse_run` is written last: until then, readers see the old state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.common import duck, failpoints
+from pipeline.config import build_memory
+from pipeline.contracts.sources import SourceFile
+from pipeline.model import run as normalize
+from pipeline.stage.store import StagingStore
+from pipeline.store.warehouse import Published, Warehouse
+
+UTC_TS = pa.timestamp("us", tz="UTC")
+S = pa.string()
+SCHEMAS = {
+    "fact_measurement": pa.schema(
+        [(c, S) for c in ("measurement_digest", "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
+                          "metric_unit", "gpu_name", "x_name", "x_label", "x_value", "extra_config", "liger_version")]
+        + [("observed_at", UTC_TS), ("p20", pa.float64()), ("p50", pa.float64()), ("p80", pa.float64())]
+        + [(c, S) for c in ("environment_digest", "protocol_digest", "workload_digest", "implementation_digest", "origin")]
+        + [("run_seq", pa.int64())]),
+    "fact_sighting": pa.schema([("measurement_digest", S), ("source_path", S), ("content_sha256", S),
+                                ("upstream_path", S), ("upstream_commit", S), ("committed_at", UTC_TS),
+                                ("run_seq", pa.int64())]),
+    "dim_environment": pa.schema([("environment_digest", S), ("gpu_name", S), ("api_version", S), ("kind", S),
+                                  ("object_json", S), ("origin", S)]),
+    "dim_protocol": pa.schema([("protocol_digest", S), ("kernel_operation_mode", S), ("metric_name", S),
+                               ("metric_unit", S), ("api_version", S), ("kind", S), ("object_json", S), ("origin", S)]),
+    "dim_workload": pa.schema([("workload_digest", S), ("kernel_name", S), ("x_name", S), ("x_value", S),
+                               ("extra_config", S), ("api_version", S), ("kind", S), ("object_json", S), ("origin", S)]),
+    "dim_implementation": pa.schema([("implementation_digest", S), ("kernel_name", S), ("kernel_provider", S),
+                                     ("liger_version", S), ("api_version", S), ("kind", S), ("object_json", S),
+                                     ("origin", S)]),
+    "kernelindex_record": pa.schema(
+        [(c, S) for c in ("kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_name")]
+        + [("observed_at", UTC_TS), ("observed_at_text", S), ("liger_version", S),
+           ("p20", pa.float64()), ("p50", pa.float64()), ("p80", pa.float64())]
+        + [(c, S) for c in ("protocol_digest", "environment_digest", "workload_digest", "implementation_digest",
+                            "protocol_json", "environment_json")]),
+    "learned_dimension": pa.schema([("dimension", S), ("gpu_name", S), ("kernel_operation_mode", S),
+                                    ("metric_unit", S), ("digest", S)]),
+    "quarantine": pa.schema([("source_file", S), ("location", S), ("reason", S), ("raw", S), ("run_seq", pa.int64())]),
+    "source": pa.schema([("source_path", S), ("kind", S), ("content_sha256", S), ("size_bytes", pa.int64()),
+                         ("upstream_path", S), ("upstream_commit", S), ("committed_at", UTC_TS),
+                         ("in_upstream_head", pa.bool_()), ("rows_read", pa.int64()), ("rows_quarantined", pa.int64()),
+                         ("file_reason", S), ("run_seq", pa.int64())]),
+}
+DIM_KEYS = {"dim_environment": "environment_digest", "dim_protocol": "protocol_digest",
+            "dim_workload": "workload_digest", "dim_implementation": "implementation_digest"}
+RECORD_KEY = ("kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_name", "observed_at_text", "p20", "p50",
+              "p80", "protocol_digest", "environment_digest", "workload_digest", "implementation_digest")
+# Merge-on-read leaves a small file per run; past this many files a table is compacted.
+COMPACT_MIN_FILES = int(os.environ.get("LIGER_COMPACT_MIN_FILES", "32"))
+RETENTION = timedelta(hours=float(os.environ.get("LIGER_RETENTION_HOURS", str(7 * 24))))
+ROWS_PER_BATCH = 1 << 17
+
+
+@dataclass
+class RunResult:
+    mode: str  # full | incremental | unchanged
+    reason: str
+    published: Published | None
+    stats: dict = field(default_factory=dict)
+
+
+def models_hash() -> str:
+    """Changing a model (or a table schema) makes the next run a full one."""
+    h = hashlib.sha256()
+    for p in normalize.model_files():
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update(repr(sorted((t, s.to_string()) for t, s in SCHEMAS.items())).encode())
+    return h.hexdigest()[:16]
+
+
+def _ts(col: str) -> str:
+    return f"{col}::timestamptz as {col}"
+
+
+# What each table receives from a batch (the models' temp tables), in the Delta schema's column order.
+BATCH_ROWS = {
+    "fact_measurement": """select measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version, {obs}, p20, p50, p80,
+        environment_digest, protocol_digest, workload_digest, implementation_digest, origin, $seq as run_seq
+        from batch_fact""".format(obs=_ts("observed_at")),
+    "fact_sighting": """select g.measurement_digest, g.source_path, s.content_sha256, s.upstream_path, s.upstream_commit,
+        s.committed_at::timestamptz as committed_at, $seq as run_seq
+        from batch_sighting g join batch_source s using (source_path)""",
+    "kernelindex_record": """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, {obs}, observed_at_text,
+        liger_version, p20, p50, p80, protocol_digest, environment_digest, workload_digest, implementation_digest,
+        protocol_json, environment_json from batch_record""".format(obs=_ts("observed_at")),
+    "learned_dimension": "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from learned_dimension",
+    "quarantine": "select source_file, location, reason, raw, $seq as run_seq from batch_quarantine",
+    "source": """select source_path, kind, content_sha256, size_bytes, upstream_path, upstream_commit,
+        committed_at::timestamptz as committed_at, in_upstream_head, rows_read, rows_quarantined, file_reason,
+        $seq as run_seq from batch_source_rows""",
+}
+for _dim, _key in DIM_KEYS.items():
+    # A digest can arrive as an object and as a bare reference: keep the richest row.
+    BATCH_ROWS[_dim] = f"""select {', '.join(SCHEMAS[_dim].names)} from batch_{_dim}
+        qualify row_number() over (partition by {_key}
+            order by case origin when 'kernelindex' then 0 when 'derived' then 1 else 2 end, object_json) = 1"""
+
+
+class Merger:
+    def __init__(self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None,
+                 threads: int | None = None):
+        self.wh, self.staging = wh, staging
+        self.memory_limit, self.threads = memory_limit or build_memory(), threads
+
+    # -- reading the published state -------------------------------------------------------
+    def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:
+        files = self.wh.snapshot_files(pub)
+        for table, schema in SCHEMAS.items():
+            if files[table]:
+                con.read_parquet(files[table]).create_view(f"published_{table}")
+            else:
+                con.register(f"published_{table}", schema.empty_table())
+
+    def _write(self, con, table: str, sql: str, mode: str, run_id: str, params: dict) -> int:
+        reader = con.sql(sql, params=params or None).to_arrow_reader(ROWS_PER_BATCH)
+        version = self.wh.store.write(table, reader.cast(SCHEMAS[table]), mode=mode, run_id=run_id)
+        failpoints.pause(f"committed_{table}")
+        return version
+
+    def _count(self, con, sql: str, params: dict | None = None) -> int:
+        return duck.scalar(con, f"select count(*) from ({sql})", params)
+
+    # -- the run -----------------------------------------------------------------------------
+    def run(self, sources: list[SourceFile], problems: list[tuple[str, str, str]], run_id: str | None = None,
+            *, force_full: bool = False) -> RunResult:
+        run_id = run_id or uuid.uuid4().hex
+        with self.wh.lock():
+            restored = self.wh.restore_unpublished()
+            pub = self.wh.published()
+            spill = self.wh.temp_dir / f"merge-{run_id}"
+            con = duck.connect(temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri,
+                               threads=self.threads)
+            try:
+                self._register_published(con, pub)
+                result = self._run(con, pub, sources, problems, run_id, force_full)
+            finally:
+                con.close()
+                shutil.rmtree(spill, ignore_errors=True)
+            if restored:
+                result.stats["restored_unpublished"] = restored
+            return result
+
+    def _run(self, con, pub, sources, problems, run_id, force_full) -> RunResult:
+        mhash = models_hash()
+        committed = set(con.execute("select source_path, content_sha256 from published_source").fetchall())
+        current = {(s.source_path, s.content_sha256) for s in sources}
+        batch = [s for s in sources if (s.source_path, s.content_sha256) not in committed]
+        gone = committed - current
+        if force_full:
+            reason = "full rebuild requested"
+        elif pub is None:
+            reason = "first run"
+        elif pub.stats.get("models_hash") != mhash:
+            reason = "normalize models or table schemas changed"
+        elif gone:
+            reason = f"{len(gone)} committed source(s) gone or changed, e.g. {sorted(gone)[0][0]}"
+        else:
+            reason = ""
+        seq = (pub.seq if pub else 0) + 1
+        if reason:
+            return self._full(con, sources, problems, run_id, seq, reason, mhash)
+        if not batch and self._nothing_else_moved(con, sources, problems):
+            return RunResult("unchanged", "no new source content", pub, {"models_hash": mhash, "sources_in_batch": 0})
+
+        self._models(con, batch, problems, incremental=True)
+        escalate = self._must_go_full(con)
+        if escalate:
+            return self._full(con, sources, problems, run_id, seq, escalate, mhash)
+        return self._incremental(con, pub, sources, batch, run_id, seq, mhash)
+
+    def _nothing_else_moved(self, con, sources, problems) -> bool:
+        """No new content: is anything else new? A moved upstream HEAD flag or a newly refused file."""
+        flags = {(s.source_path, s.content_sha256): s.in_upstream_head for s in sources}
+        committed = con.execute("select source_path, content_sha256, in_upstream_head from published_source").fetchall()
+        if any(flags.get((p, c)) != head for p, c, head in committed):
+            return False
+        known = set(con.execute("select source_file, reason, raw from published_quarantine where location = 'file'").fetchall())
+        return all((p[0], str(p[1]), p[2]) in known for p in problems)
+
+    def _models(self, con, sources, problems, *, incremental: bool) -> None:
+        kwargs = {}
+        if incremental:
+            kwargs = {"known_gpu": "select distinct gpu_name from published_fact_measurement where origin <> 'kernelindex'",
+                      "known_record": "select kernel_operation_mode, gpu_name, observed_at, protocol_digest, "
+                                      "environment_digest from published_kernelindex_record"}
+        normalize.run_models(con, sources, self.staging.path, self.staging.empty_templates(), problems, **kwargs)
+
+    def _must_go_full(self, con) -> str:
+        """Cases the append-only merge cannot express; they are rare and a full build is exact."""
+        changed = self._count(con, """
+            select 1 from batch_fact b join published_fact_measurement p using (measurement_digest)
+            where (b.p20, b.p50, b.p80, b.metric_unit, b.x_label, b.origin, b.environment_digest, b.protocol_digest,
+                   b.workload_digest, b.implementation_digest)
+               is distinct from (p.p20, p.p50, p.p80, p.metric_unit, p.x_label, p.origin, p.environment_digest,
+                   p.protocol_digest, p.workload_digest, p.implementation_digest)""")
+        if changed:
+            return f"{changed} stored fact(s) carried with other values: the newest source decides"
+        fold_key = """r.kernel_name = f.kernel_name and r.kernel_operation_mode = f.kernel_operation_mode
+            and r.kernel_provider is not distinct from f.kernel_provider and r.gpu_name = f.gpu_name
+            and r.observed_at = f.observed_at and abs(f.p20 - r.p20) <= 1e-9 * r.p20
+            and abs(f.p50 - r.p50) <= 1e-9 * r.p50 and abs(f.p80 - r.p80) <= 1e-9 * r.p80"""
+        if duck.scalar(con, "select count(*) from batch_record"):
+            late = self._count(con, f"""
+                select 1 from batch_record r join published_fact_measurement f
+                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}""")
+            if late:
+                return f"{late} new record(s) fold into facts committed earlier"
+        early = self._count(con, f"""
+            select 1 from (select * from batch_fact where origin = 'csv' and metric_unit = 'ms'
+                           and measurement_digest not in (select measurement_digest from published_fact_measurement)) f
+            join published_kernelindex_record r on {fold_key}""")
+        if early:
+            return f"{early} new CSV row(s) match records committed earlier"
+        return ""
+
+    def _full(self, con, sources, problems, run_id, seq, reason, mhash) -> RunResult:
+        for t in ("batch_fact", "batch_record"):
+            con.execute(f"drop table if exists {t}")
+        self._models(con, sources, problems, incremental=False)
+        params = {"seq": seq}
+        versions, stats = {}, {"models_hash": mhash, "sources_in_batch": len(sources)}
+        for table in SCHEMAS:
+            versions[table] = self._write(con, table, BATCH_ROWS[table], "overwrite", run_id,
+                                          params if "$seq" in BATCH_ROWS[table] else {})
+        stats |= self._batch_stats(con)
+        stats["facts_inserted"] = stats["batch_facts"]
+        failpoints.pause("tables_committed")
+        published = self.wh.append_run(run_id, "full", reason, versions, stats)
+        return RunResult("full", reason, published, stats)
+
+    def _batch_stats(self, con) -> dict:
+        q = lambda sql: duck.scalar(con, sql)  # noqa: E731
+        return {"batch_facts": q("select count(*) from batch_fact"),
+                "batch_sightings": q("select count(*) from batch_sighting"),
+                "folded_records": q("select count(*) from fold"),
+                "record_only_facts": q("select count(*) from batch_fact where origin = 'kernelindex'"),
+                "quarantined_rows": q("select count(*) from batch_quarantine")}
+
+    def _incremental(self, con, pub, sources, batch, run_id, seq, mhash) -> RunResult:
+        params = {"seq": seq}
+        # The source ledger: committed rows (with today's in_upstream_head) plus the batch's.
+        con.register("current_flags", pa.table({
+            "source_path": pa.array([s.source_path for s in sources], pa.string()),
+            "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
+            "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_())}))
+        new_source_sql = f"""
+            select p.* replace (c.in_upstream_head as in_upstream_head) from published_source p
+            join current_flags c using (source_path, content_sha256)
+            union all by name
+            ({BATCH_ROWS['source']})"""
+        flags_moved = self._count(con, """select 1 from published_source p join current_flags c
+            using (source_path, content_sha256) where p.in_upstream_head is distinct from c.in_upstream_head""")
+        appends = {
+            "fact_measurement": f"""select * from ({BATCH_ROWS['fact_measurement']})
+                where measurement_digest not in (select measurement_digest from published_fact_measurement)""",
+            "fact_sighting": BATCH_ROWS["fact_sighting"],
+            "kernelindex_record": f"""select * from ({BATCH_ROWS['kernelindex_record']}) b
+                anti join published_kernelindex_record p using ({', '.join(RECORD_KEY)})""",
+            "quarantine": f"""select * from ({BATCH_ROWS['quarantine']}) b
+                anti join published_quarantine p using (source_file, location, reason, raw)""",
+            **{dim: f"""select * from ({BATCH_ROWS[dim]}) b
+                anti join published_{dim} p using ({key})""" for dim, key in DIM_KEYS.items()},
+        }
+        stats = {"models_hash": mhash, "sources_in_batch": len(batch)} | self._batch_stats(con)
+        versions = dict(pub.versions)
+        changed = False
+        for table, sql in appends.items():
+            n = self._count(con, sql, params if "$seq" in sql else None)
+            stats[f"{table}_appended"] = n
+            if n:
+                versions[table] = self._write(con, table, sql, "append", run_id, params if "$seq" in sql else {})
+                changed = True
+        stats["facts_inserted"] = stats["fact_measurement_appended"]
+        if batch or flags_moved:
+            versions["source"] = self._write(con, "source", new_source_sql, "overwrite", run_id, params)
+            changed = True
+        learned_moved = self._count(con, """
+            (select * from learned_dimension except select dimension, gpu_name, kernel_operation_mode, metric_unit, digest
+             from published_learned_dimension)
+            union all
+            (select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from published_learned_dimension
+             except select * from learned_dimension)""")
+        if learned_moved and stats["batch_sightings"] + stats["kernelindex_record_appended"]:
+            versions["learned_dimension"] = self._write(con, "learned_dimension", BATCH_ROWS["learned_dimension"],
+                                                        "overwrite", run_id, {})
+        if not changed:
+            return RunResult("unchanged", "no new source content", pub, stats)
+        for table in ("fact_measurement", "fact_sighting", "quarantine"):
+            if self.wh.store.compact(table, run_id=run_id, min_files=COMPACT_MIN_FILES):
+                versions[table] = self.wh.store.version(table)
+                stats.setdefault("compacted", []).append(table)
+        failpoints.pause("tables_committed")
+        published = self.wh.append_run(run_id, "incremental", f"{len(batch)} new source content(s)", versions, stats)
+        if stats.get("compacted"):
+            stats["vacuumed_files"] = self.wh.vacuum(RETENTION)
+        return RunResult("incremental", f"{len(batch)} new source content(s)", published, stats)
+

@@ -1,0 +1,246 @@
+"""Warehouse layout, the run lock, and the run log that makes a run's commits visible.
+
+    <root>/tables/<name>/            Delta tables (root: a local folder or s3://bucket/prefix)
+    <root>/tables/warehouse_run/     one row per run that changed the warehouse: the version of
+                                     every table after it (the published state)
+    <local>/staging/v1/<kind>/<sha256>.parquet   staged file contents (always local)
+    <local>/liger.duckdb                          views over the published state (always local)
+    <local>/.lock                                 the run lock for a local warehouse
+
+A run commits each table it changes, then appends its row to `warehouse_run`: that row is the
+moment its changes become visible to every reader this project gives (liger.duckdb,
+`pipeline.connect()`, the asset checks). A run killed before it leaves commits that no run
+row names; the next run restores those tables to the published versions and redoes the work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pyarrow as pa
+from filelock import FileLock, Timeout
+
+from pipeline.common.duck import connect
+from pipeline.store.delta import CommitFailedError, DeltaStore, is_remote
+
+# Every table a run may commit, in commit order; the run log is written after all of them.
+TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
+          "dim_implementation", "kernelindex_record", "learned_dimension", "quarantine", "source")
+RUN_LOG = "warehouse_run"
+STAGING_VERSION = "v1"
+RUN_LOG_SCHEMA = pa.schema([
+    ("seq", pa.int64()), ("run_id", pa.string()), ("committed_at", pa.timestamp("us", tz="UTC")),
+    ("mode", pa.string()), ("reason", pa.string()), ("versions", pa.string()), ("stats", pa.string()),
+])
+
+
+class WarehouseBusy(Timeout):
+    """The run lock could not be taken: says what happened and that nothing changed."""
+
+    def __init__(self, lock_file: str, waited: float, holder: str = ""):
+        super().__init__(lock_file)
+        self.waited, self.holder = waited, holder
+
+    def __str__(self) -> str:
+        who = f" ({self.holder})" if self.holder else ""
+        return (f"another run holds the warehouse lock {self.lock_file}{who} (waited {self.waited:.0f} s); "
+                "this run committed nothing and the warehouse is unchanged; retry when that run has finished")
+
+
+class WarehouseLock(FileLock):
+    def acquire(self, timeout=None, *args, **kwargs):  # type: ignore[override]
+        try:
+            return super().acquire(timeout, *args, **kwargs)
+        except Timeout as exc:
+            raise WarehouseBusy(self.lock_file, self.timeout if timeout is None else timeout) from exc
+
+
+class DeltaLease:
+    """The run lock of a warehouse on object storage, where no file lock reaches other hosts.
+
+    A one-row Delta table names the holder and a lease expiry. Taking it is a MERGE, and two
+    MERGEs on one table conflict, so of two runs racing for it exactly one commits (delta-rs
+    commits with conditional put). A crashed holder's lease runs out after ``ttl``."""
+
+    TABLE = "warehouse_lock"
+
+    def __init__(self, store: DeltaStore, timeout: float, ttl: float = 900.0):
+        self.store, self.timeout, self.ttl = store, timeout, ttl
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def _holder(self) -> tuple[str, float] | None:
+        files = self.store.files(self.TABLE)
+        if not files:
+            return None
+        with connect(remote_root=self.store.root) as con:
+            rows = con.execute("select holder, expires from read_parquet($f) order by expires desc limit 1",
+                               {"f": files}).fetchall()
+        row = rows[0] if rows else None
+        return None if row is None else (row[0], row[1])
+
+    def _claim(self, expires: float) -> None:
+        from deltalake import write_deltalake
+
+        row = pa.table({"slot": [0], "holder": [self.owner], "expires": [expires]})
+        dt = self.store.open(self.TABLE)
+        if dt is None:
+            write_deltalake(self.store.uri(self.TABLE), row, mode="append", storage_options=self.store.options)
+            return
+        now = time.time()
+        (dt.merge(row, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
+           .when_matched_update_all(predicate=f"t.expires < {now} or t.holder = s.holder")
+           .when_not_matched_insert_all().execute())
+
+    def acquire(self) -> DeltaLease:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                self._claim(time.time() + self.ttl)
+            except (CommitFailedError, OSError) as exc:  # another run's claim won the race: look again
+                if "conflict" not in str(exc).lower() and not isinstance(exc, CommitFailedError):
+                    raise
+            holder = self._holder()
+            if holder and holder[0] == self.owner:
+                return self
+            if time.monotonic() > deadline:
+                raise WarehouseBusy(self.store.uri(self.TABLE), self.timeout, holder[0] if holder else "")
+            time.sleep(0.5)
+
+    def release(self) -> None:
+        dt = self.store.open(self.TABLE)
+        if dt is not None:
+            dt.delete(f"holder = '{self.owner}'")  # owner is hostname:pid:hex, generated here
+
+    def __enter__(self) -> DeltaLease:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+@dataclass
+class Published:
+    """One row of the run log: the table versions a reader sees after that run."""
+
+    seq: int
+    run_id: str
+    committed_at: datetime
+    mode: str
+    versions: dict[str, int | None]
+    stats: dict = field(default_factory=dict)
+
+
+class Warehouse:
+    def __init__(self, root: str | Path, local_dir: Path | None = None, lock_timeout: float = 600.0):
+        root_s = str(root)
+        self.remote = is_remote(root_s)
+        self.root_uri = root_s.rstrip("/") if self.remote else str(Path(root_s).resolve())
+        self.local = (local_dir or Path(self.root_uri)).resolve() if (local_dir or not self.remote) else None
+        if self.local is None:
+            raise ValueError("a warehouse on object storage needs a local folder for staging and liger.duckdb")
+        self.store = DeltaStore(self.root_uri)
+        self.lock_timeout = lock_timeout
+
+    # -- local paths -------------------------------------------------------------------------
+    @property
+    def staging(self) -> Path:
+        return self.local / "staging" / STAGING_VERSION
+
+    @property
+    def duckdb_path(self) -> Path:
+        return self.local / "liger.duckdb"
+
+    @property
+    def temp_dir(self) -> Path:
+        return self.local / "tmp"
+
+    def lock(self, timeout: float | None = None):
+        """The run lock: local file lock for a local warehouse (released by the kernel when a run
+        dies), a Delta lease for one on object storage."""
+        timeout = self.lock_timeout if timeout is None else timeout
+        if self.remote:
+            return DeltaLease(self.store, timeout)
+        self.local.mkdir(parents=True, exist_ok=True)
+        return WarehouseLock(str(self.local / ".lock"), timeout=timeout)
+
+    def open_duckdb(self):
+        """liger.duckdb read-only, able to read the tables wherever they live."""
+        return connect(self.duckdb_path, read_only=True, remote_root=self.root_uri)
+
+    def duckdb_lock(self) -> FileLock:
+        """Serializes updates of the local liger.duckdb (copy, apply, rename)."""
+        self.local.mkdir(parents=True, exist_ok=True)
+        return WarehouseLock(str(self.local / ".duckdb.lock"), timeout=self.lock_timeout)
+
+    # -- the run log -------------------------------------------------------------------------
+    def run_log(self) -> list[Published]:
+        files = self.store.files(RUN_LOG)
+        if not files:
+            return []
+        with connect(remote_root=self.root_uri) as con:
+            rows = con.execute(
+                "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
+                {"f": files}).fetchall()
+        return [Published(seq, run_id, at, mode, json.loads(v), json.loads(s or "{}"))
+                for seq, run_id, at, mode, v, s in rows]
+
+    def published(self, seq: int | None = None, as_of: datetime | str | None = None) -> Published | None:
+        """The state after the newest run, after run ``seq``, or the newest run committed at or
+        before ``as_of`` (UTC)."""
+        log = self.run_log()
+        if seq is not None:
+            log = [p for p in log if p.seq == seq]
+        if as_of is not None:
+            when = datetime.fromisoformat(as_of) if isinstance(as_of, str) else as_of
+            when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            log = [p for p in log if p.committed_at <= when]
+        return log[-1] if log else None
+
+    def snapshot_files(self, published: Published | None = None) -> dict[str, list[str]]:
+        """Parquet files of every table as of a published run (default: the newest)."""
+        published = published or self.published()
+        out: dict[str, list[str]] = {}
+        for table in TABLES:
+            version = published.versions.get(table) if published else None
+            out[table] = [] if version is None else self.store.files(table, version)
+        return out
+
+    def append_run(self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict) -> Published:
+        last = self.published()
+        seq = (last.seq + 1) if last else 1
+        now = datetime.now(timezone.utc)
+        row = pa.table({"seq": [seq], "run_id": [run_id], "committed_at": [now], "mode": [mode], "reason": [reason],
+                        "versions": [json.dumps(versions, sort_keys=True)], "stats": [json.dumps(stats, sort_keys=True)]},
+                       schema=RUN_LOG_SCHEMA)
+        self.store.write(RUN_LOG, row, mode="append", run_id=run_id)
+        return Published(seq, run_id, now, mode, versions, stats)
+
+    def restore_unpublished(self) -> dict[str, int]:
+        """Undo commits that no run row names (a killed run's): each such table goes back to its
+        published version in a new commit, so the next run starts from a consistent state."""
+        published = self.published()
+        restored = {}
+        for table in TABLES:
+            dt = self.store.open(table)
+            if dt is None:
+                continue
+            want = published.versions.get(table) if published else None
+            if want is None:
+                # Created by a killed first run: empty it (a Delta table cannot go back before version 0).
+                if dt.version() >= 0 and len(dt.file_uris()):
+                    dt.delete()
+                    restored[table] = -1
+            elif dt.version() != want:
+                dt.restore(want)
+                restored[table] = want
+        return restored
+
+    def vacuum(self, retention: timedelta) -> dict[str, int]:
+        return self.store.vacuum((*TABLES, RUN_LOG), retention)
