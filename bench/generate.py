@@ -36,7 +36,7 @@ import argparse
 import hashlib
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -179,7 +179,7 @@ DTYPE_SLUG = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16"
 # ----------------------------------------------------------------------------- helpers
 
 def _epoch(day: str) -> int:
-    return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp())
+    return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp())
 
 
 def _slug(text: str) -> str:
@@ -489,7 +489,7 @@ def write_csv_snapshots(out_dir: str | Path, csv_rows: int, seed: int, snapshots
         new = np.arange(bounds[j], bounds[j + 1], dtype=np.int64)
         idx = np.concatenate([src[dbounds[j]:dbounds[j + 1]], new])
         last_ts = int(rows["ts"][bounds[j + 1] - 1]) if bounds[j + 1] > bounds[j] else _epoch(T_START)
-        day = datetime.fromtimestamp(last_ts + 86400, tz=timezone.utc).strftime("%Y-%m-%d")
+        day = datetime.fromtimestamp(last_ts + 86400, tz=UTC).strftime("%Y-%m-%d")
         path = out / f"{day}_{int(hexes[j]):010x}_all_benchmark_data.csv"
         _csv_frame(cat, rows, idx).write_csv(path)
         paths.append(path)
@@ -508,7 +508,7 @@ def write_extra_snapshot(out_dir: str | Path, rows: int = 2500, seed: int = 1) -
     # only GPUs/suites alive at the end of the history
     pool = [i for i, g in enumerate(GPUS) if _epoch(g[3]) >= _epoch(T_END) - 86400]
     plan = _plan_rows(cat, rng, rows, lo, hi, pool, parity=0)
-    day = datetime.fromtimestamp(int(plan["ts"].max()) + 86400, tz=timezone.utc).strftime("%Y-%m-%d")
+    day = datetime.fromtimestamp(int(plan["ts"].max()) + 86400, tz=UTC).strftime("%Y-%m-%d")
     path = out / f"{day}_{int(rng.integers(0, 2 ** 40)):010x}_all_benchmark_data.csv"
     _csv_frame(cat, plan).write_csv(path)
     return path

@@ -22,8 +22,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 COLUMNS = ["case", "size", "rows", "wall_s", "rows_per_s", "peak_rss_mb", "ratio"]
 

@@ -20,12 +20,9 @@ import duckdb
 from bench.generate import generate
 from bench.run import SIZES, run_pipeline
 from pipeline.analyze.change_points import build_change_points
-from pipeline.analyze.settings import write_settings_table
-from pipeline.analyze.versions import write_version_order_table
-from pipeline.serve.duckdb_build import create_table_views, view_files
+from pipeline.serve.duckdb_build import create_table_views, create_view, view_files
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
-from pipeline.spark.transpile import transpile_views
 from pipeline.spark.views import run_views
 from pipeline.store.warehouse import Warehouse
 
@@ -36,14 +33,11 @@ def duckdb_view_seconds(inputs: dict[str, list[str]], temp: Path) -> tuple[dict[
     con = duckdb.connect(config={"temp_directory": str(temp), "memory_limit": "3GB"})
     con.execute("set TimeZone = 'UTC'")
     create_table_views(con, {t.removeprefix("delta_"): f for t, f in inputs.items()})
-    write_settings_table(con)
-    write_version_order_table(con, [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()])
     seconds, rows = {}, {}
     for vf in view_files():
-        text = vf.path.read_text()
-        name = transpile_views(text)[0].name
+        name = vf.name
         started = time.perf_counter()
-        con.execute(text)
+        create_view(con, name, vf)
         if vf.materialize:  # as the build stores it
             con.execute(f'create table "{name}__materialized" as select * from "{name}"')
             con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')

@@ -1,9 +1,18 @@
-"""Where things live. Env vars win so tests and users can point the pipeline anywhere."""
+"""Every setting of the pipeline, in one pydantic-settings tree: each environment variable is read
+here and nowhere else, validated, and documented by its field.
+
+The tree is read when asked (``load()``), never at import, so a process or a test that sets a
+variable after importing the pipeline is still obeyed. A bad value fails before any work starts and
+names its variable (``LIGER_LOCK_TIMEOUT_S=abc`` -> "LIGER_LOCK_TIMEOUT_S: ...").
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SQL_DIR = PROJECT_ROOT / "sql"
@@ -16,35 +25,129 @@ MAX_COLUMNS = 512
 MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 
-
-# Environment variables: read here and nowhere else, when asked (never at import), so a process or a
-# test that sets one after importing the pipeline is still obeyed.
-DATA_RAW_ENV = "LIGER_DATA_RAW"
-WAREHOUSE_ENV = "LIGER_WAREHOUSE"
-GIT_REPO_ENV = "LIGER_GIT_REPO"
-READER_MEMORY_ENV = "LIGER_READER_MEMORY"
-BUILD_MEMORY_ENV = "LIGER_BUILD_MEMORY"
-LOCK_TIMEOUT_ENV = "LIGER_LOCK_TIMEOUT_S"
-LOCAL_DIR_ENV = "LIGER_LOCAL_DIR"
+GIT_REPO_ENV = "LIGER_GIT_REPO"  # named in messages
+SUPPORTED_SCHEMES = ("s3",)  # besides local paths and file:// URIs
 
 
+class SettingsError(ValueError):
+    """A setting from the environment is invalid; the message names the variable."""
+
+
+class ObjectStore(BaseSettings):
+    """The standard AWS variables, for a warehouse on S3 or an S3-compatible store."""
+
+    model_config = SettingsConfigDict(env_prefix="AWS_", extra="ignore")
+
+    endpoint_url: str | None = Field(None, description="S3-compatible endpoint (moto, MinIO, ...)")
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    region: str = "us-east-1"
+    allow_http: str | None = Field(None, description="'true' for an http:// endpoint")
+
+    def delta_options(self) -> dict[str, str]:
+        """delta-rs storage options; commits use conditional put (If-None-Match), which S3 and
+        moto honour, so concurrent writers cannot overwrite a commit."""
+        names = {"endpoint_url": "AWS_ENDPOINT_URL", "access_key_id": "AWS_ACCESS_KEY_ID",
+                 "secret_access_key": "AWS_SECRET_ACCESS_KEY", "session_token": "AWS_SESSION_TOKEN",
+                 "region": "AWS_REGION", "allow_http": "AWS_ALLOW_HTTP"}
+        opts = {env: value for field, env in names.items() if (value := getattr(self, field))}
+        opts["conditional_put"] = "etag"
+        return opts
+
+    def s3fs_kwargs(self) -> dict:
+        return {"key": self.access_key_id, "secret": self.secret_access_key, "token": self.session_token,
+                "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self.region}}
+
+
+class Failpoint(BaseModel):
+    """``LIGER_FAILPOINT=<name>:<seconds>``: crash tests pause a real run at a named place."""
+
+    spec: str | None = None
+    file: Path | None = None
+
+
+class Settings(BaseSettings):
+    """``LIGER_*`` variables. Paths resolve against the current directory."""
+
+    model_config = SettingsConfigDict(env_prefix="LIGER_", extra="ignore", validate_default=True)
+
+    data_raw: Path = Field(PROJECT_ROOT / "data_raw", description="input folder: CSVs, kernelindex bundles")
+    warehouse: str = Field(str(PROJECT_ROOT / "warehouse"),
+                           description="Delta tables: a folder, file:///abs/path, or s3://bucket/prefix")
+    local_dir: Path | None = Field(None, description="staging, liger.duckdb and reports when the warehouse "
+                                                     "is on S3 (default warehouse/ in the project)")
+    git_repo: str = Field("", description="a Liger-Kernel clone to backfill from (blank: none)")
+    reader_memory: str = Field("1500MB", description="DuckDB memory per staging connection")
+    build_memory: str = Field("3GB", description="DuckDB memory of the merge and the liger.duckdb build")
+    lock_timeout_s: float = Field(600.0, gt=0, description="how long a run waits for the warehouse lock")
+    compact_min_files: int = Field(32, ge=2, description="compact a table once it holds this many files")
+    retention_hours: float = Field(7 * 24, ge=0, description="old table versions stay readable this long")
+    failpoint: str | None = Field(None, description="tests only: <name>:<seconds>")
+    failpoint_file: Path | None = Field(None, description="tests only: written when the failpoint is hit")
+    spark_master: str = Field("local[2]", description="Spark master for `make spark-views`")
+
+    @field_validator("warehouse")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("empty")
+        if "://" not in value:
+            return str(Path(value).resolve())
+        parsed = urlparse(value)
+        if parsed.scheme == "file":
+            if parsed.netloc not in ("", "localhost"):
+                raise ValueError(f"file:// URI with a host ({parsed.netloc!r}) is not a local path")
+            return str(Path(parsed.path).resolve())
+        if parsed.scheme not in SUPPORTED_SCHEMES:
+            raise ValueError(f"unsupported scheme {parsed.scheme!r}: use a path, file:// or s3://")
+        if not parsed.netloc:
+            raise ValueError("s3:// URI without a bucket")
+        return value.rstrip("/")
+
+    @property
+    def is_remote(self) -> bool:
+        return "://" in self.warehouse
+
+    @property
+    def local(self) -> Path:
+        """The local folder: staging, liger.duckdb, reports. The warehouse folder itself when it is
+        local; LIGER_LOCAL_DIR (default warehouse/ in the project) when the tables are on S3."""
+        if self.is_remote:
+            return (self.local_dir or PROJECT_ROOT / "warehouse").resolve()
+        return Path(self.warehouse)
+
+    @property
+    def git_repo_dir(self) -> Path | None:
+        value = self.git_repo.strip()
+        return Path(value).expanduser() if value else None
+
+
+def load() -> Settings:
+    """The settings as the environment says now; a bad value raises `SettingsError` naming it."""
+    try:
+        return Settings()
+    except ValidationError as err:
+        problems = "; ".join(f"LIGER_{str(e['loc'][0]).upper()}: {e['msg']}" for e in err.errors())
+        raise SettingsError(f"invalid setting: {problems}") from None
+
+
+def object_store() -> ObjectStore:
+    return ObjectStore()
+
+
+# Shorthands for the settings most modules need.
 def data_raw_dir() -> Path:
-    return Path(os.environ.get(DATA_RAW_ENV, PROJECT_ROOT / "data_raw")).resolve()
+    return load().data_raw.resolve()
 
 
 def warehouse_uri() -> str:
-    """Where the Delta tables live: a local folder or s3://bucket/prefix (LIGER_WAREHOUSE)."""
-    value = os.environ.get(WAREHOUSE_ENV) or str(PROJECT_ROOT / "warehouse")
-    return value if "://" in value else str(Path(value).resolve())
+    return load().warehouse
 
 
 def warehouse_dir() -> Path:
-    """The local folder: staging, liger.duckdb, reports. The warehouse folder itself when it is
-    local; LIGER_LOCAL_DIR (default warehouse/ in the project) when the tables are on S3."""
-    uri = warehouse_uri()
-    if "://" in uri:
-        return Path(os.environ.get(LOCAL_DIR_ENV) or PROJECT_ROOT / "warehouse").resolve()
-    return Path(uri)
+    return load().local
 
 
 def duckdb_path() -> Path:
@@ -52,22 +155,18 @@ def duckdb_path() -> Path:
 
 
 def git_repo_dir() -> Path | None:
-    """A local Liger-Kernel clone to backfill from; None (no backfill) when unset or blank."""
-    value = os.environ.get(GIT_REPO_ENV, "").strip()
-    return Path(value).expanduser() if value else None
+    return load().git_repo_dir
 
 
 # DuckDB memory per connection. Two readers run at once and one build after them, so the
 # process stays under ~4 GB at 10 M rows; beyond the limit DuckDB spills to disk.
 def reader_memory() -> str:
-    return os.environ.get(READER_MEMORY_ENV, "1500MB")
+    return load().reader_memory
 
 
 def build_memory() -> str:
-    return os.environ.get(BUILD_MEMORY_ENV, "3GB")
+    return load().build_memory
 
 
 def lock_timeout_s() -> float:
-    """How long a run waits for the warehouse publication lock before it gives up."""
-    return float(os.environ.get(LOCK_TIMEOUT_ENV, "600"))
-
+    return load().lock_timeout_s

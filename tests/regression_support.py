@@ -23,9 +23,10 @@ import duckdb
 from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
+from pipeline.serve.duckdb_build import create_view, serve_models, view_files
 
 REPO = Path(__file__).resolve().parents[1]
-VIEWS_DIR = REPO / "sql" / "views"
+
 CSV_GLOB = str(REPO / "data_raw" / "liger_csv" / "*.csv")
 
 SCRATCH_MEASUREMENTS_SQL = """
@@ -65,20 +66,17 @@ REGRESSION_VIEWS = (
     "version_coverage",
 )
 
-# every view file but the quarantine summary (these test warehouses have no quarantine table)
-NOT_REGRESSION_FILES = ("01_quarantine_by_reason.sql",)
-
-
-def regression_view_files() -> list[Path]:
-    """The SQL files of the regression layer (00_measurements included), in run order."""
-    return [p for p in sorted(VIEWS_DIR.glob("*.sql")) if p.name not in NOT_REGRESSION_FILES]
+def regression_view_files() -> list:
+    """The models of the regression layer (`measurements` first, then sql/analyze), in run order."""
+    measurements = next(m for m in serve_models() if m.name == "measurements")
+    return [measurements, *view_files()]
 
 
 def build_regression_layer(con, settings: RegressionSettings | None = None) -> dict[str, float]:
     """Run the regression layer on a connection that has a ``measurements`` table.
 
     The table becomes ``fact_measurement`` (the name the real build reads), so
-    ``00_measurements.sql`` adds ``x_numeric`` and ``version_rank`` exactly as in
+    the `measurements` model adds ``x_numeric`` and ``version_rank`` exactly as in
     the pipeline; columns a copied ``measurements`` view already derived are dropped.
     """
     t0 = time.perf_counter()
@@ -90,8 +88,8 @@ def build_regression_layer(con, settings: RegressionSettings | None = None) -> d
     versions = [r[0] for r in con.execute("select distinct liger_version from fact_measurement").fetchall()]
     write_version_order_table(con, versions)
     write_settings_table(con, settings or RegressionSettings())
-    for path in regression_view_files():
-        con.execute(path.read_text())
+    for model in regression_view_files():
+        create_view(con, model.name, model)
     t1 = time.perf_counter()
     build_change_points(con)
     t2 = time.perf_counter()

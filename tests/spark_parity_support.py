@@ -10,8 +10,7 @@ import duckdb
 import polars as pl
 
 from pipeline.analyze.change_points import build_change_points
-from pipeline.analyze.settings import RegressionSettings
-from pipeline.serve.duckdb_build import apply_views, create_table_views, write_lookup_tables
+from pipeline.serve.duckdb_build import apply_views, create_table_views
 
 REL_TOL = 1e-9
 
@@ -105,7 +104,6 @@ def build_duckdb_from_files(files: dict[str, list[str]], db: Path) -> None:
     con.execute("set TimeZone = 'UTC'")
     try:
         create_table_views(con, {t.removeprefix("delta_"): f for t, f in files.items()})
-        write_lookup_tables(con, RegressionSettings())
         apply_views(con)
         build_change_points(con)
     finally:

@@ -84,9 +84,8 @@ def test_reading_the_state_before_a_run_gives_its_facts(history):
 
 
 def test_compaction_then_vacuum_after_retention(tmp_path, monkeypatch):
-    import pipeline.store.merge as merge
 
-    monkeypatch.setattr(merge, "COMPACT_MIN_FILES", 3)
+    monkeypatch.setenv("LIGER_COMPACT_MIN_FILES", "3")
     raw = rs.small_data_raw(tmp_path / "raw", n_csv=1, kernelindex=False)
     wh = Warehouse(tmp_path / "wh")
     ingest(wh, raw)

@@ -145,7 +145,7 @@ def sql_interpolations(source: str) -> list[tuple[int, str]]:
                     if any(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k
                            for n in tree.body)}
     # callee name -> (SQL argument index, keyword); duck.scalar(con, sql) is the project's own sink
-    sinks = {name: (0, "query") for name in SQL_METHODS} | {"scalar": (1, "sql")}
+    sinks = dict.fromkeys(SQL_METHODS, (0, "query")) | {"scalar": (1, "sql")}
     found: list[tuple[int, str]] = []
     for _ in range(3):  # sinks found in one pass make more calls checkable in the next
         found = []

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.common import duck
+from pipeline.common.sql_models import read_model
 from pipeline.contracts.digests import record_only_measurement_digest
 from pipeline.model import run as normalize
 from pipeline.serve.duckdb_build import create_table_views
@@ -18,7 +19,7 @@ from tests.robustness_support import HEADER, row
 
 
 def run_model(con, name: str) -> None:
-    sql = (normalize.MODELS_DIR / name).read_text()
+    sql = read_model(normalize.MODELS_DIR / name).sql
     for token, expr in normalize.TEMPLATE.items():
         sql = sql.replace(token, expr)
     con.execute(sql)
@@ -61,7 +62,7 @@ def test_fold_tie_breaks(con):
     insert(con, "csv_fact", [csv_fact("sha256:b", x_value="2"), csv_fact("sha256:a", x_value="1")])
     # Two records match one CSV row: the smallest (workload, implementation, protocol, environment) wins.
     insert(con, "batch_record", [record(workload_digest="sha256:w2"), record(workload_digest="sha256:w1")])
-    run_model(con, "30_fold.sql")
+    run_model(con, "fold.sql")
     folded = con.execute("select measurement_digest, workload_digest from fold order by 1").fetchall()
     assert folded == [("sha256:a", "sha256:w1")]
 
@@ -69,7 +70,7 @@ def test_fold_tie_breaks(con):
 def test_fold_needs_every_quantile_within_1e9(con):
     insert(con, "csv_fact", [csv_fact("sha256:a", p50=2.0 * (1 + 1e-8))])
     insert(con, "batch_record", [record()])
-    run_model(con, "30_fold.sql")
+    run_model(con, "fold.sql")
     assert con.execute("select count(*) from fold").fetchone()[0] == 0
 
 
@@ -77,7 +78,7 @@ def test_record_only_fact_identity(con):
     insert(con, "batch_record", [record(workload_digest="sha256:w1"), record(workload_digest="sha256:w2")])
     insert(con, "batch_record_rows", [record(workload_digest="sha256:w1") | {"source_path": "kernelindex/a.json"},
                                       record(workload_digest="sha256:w2") | {"source_path": "kernelindex/a.json"}])
-    run_model(con, "60_fact.sql")
+    run_model(con, "fact.sql")
     facts = con.execute("select measurement_digest, workload_digest, origin, extra_config from batch_fact "
                         "order by workload_digest").fetchall()
     key = dict(kernel_name="jsd", kernel_provider="liger", kernel_operation_mode="forward", metric_name="speed",
@@ -94,7 +95,7 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
     older = record(observed_at=datetime(2025, 1, 1), protocol_digest="sha256:p-old", environment_digest="sha256:e-old")
     newer = record(observed_at=datetime(2025, 2, 1), protocol_digest="sha256:p-new", environment_digest="sha256:e-new")
     insert(con, "batch_record", [older, newer])
-    run_model(con, "40_learned_dimensions.sql")
+    run_model(con, "learned_dimensions.sql")
     learned = con.execute("select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from learned_dimension "
                           "order by 1").fetchall()
     assert learned == [("environment", "NVIDIA H100", None, None, "sha256:e-new"),

@@ -48,7 +48,7 @@ def test_partition_runs_then_the_job_give_the_upstream_facts(tmp_path):
     assert staged["newly_staged"].value == 0 and staged["already_staged"].value == 41
     with duckdb.connect(str(tmp_path / "wh" / "liger.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from fact_measurement").fetchone()[0] == 4421
-    ledger = resource.open().store.files(STAGED_CONTENT)
+    ledger = resource.open().store.files(STAGED_CONTENT.name)
     with duckdb.connect() as con:
         rows = con.execute("select count(*), count(distinct partition_key) from read_parquet(?)", [ledger]).fetchone()
     assert rows == (41, 41)
@@ -87,6 +87,6 @@ def test_partition_runs_in_parallel_processes_both_commit(tmp_path):
     store = Warehouse(tmp_path / "wh").store
     with duckdb.connect() as con:
         got = sorted(r[0] for r in con.execute("select partition_key from read_parquet(?)",
-                                               [store.files(STAGED_CONTENT)]).fetchall())
+                                               [store.files(STAGED_CONTENT.name)]).fetchall())
     assert got == keys  # two concurrent appends, both committed, nothing doubled
     assert len(store.history(STAGED_CONTENT)) == 2

@@ -6,7 +6,7 @@ import csv
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -47,7 +47,7 @@ def identity(row: dict[str, str]) -> tuple[str, ...]:
     """Identity fields trimmed, the config as canonical JSON, the timestamp in UTC."""
     ts = datetime.fromisoformat(row["timestamp"].strip())
     if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+        ts = ts.astimezone(UTC).replace(tzinfo=None)
     config = json.dumps(json.loads(row["extra_benchmark_config_str"]), sort_keys=True, separators=(",", ":"),
                         ensure_ascii=False)
     return (*(row[c].strip() for c in IDENTITY_COLUMNS), config, f"{ts:%Y-%m-%d %H:%M:%S}")

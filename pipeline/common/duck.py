@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
+
+from pipeline.config import object_store
 
 
 def is_remote(uri: str) -> bool:
@@ -17,12 +18,7 @@ def s3_filesystem():
     """fsspec S3 filesystem from the standard AWS variables (endpoint, keys, region)."""
     import s3fs  # only needed for a warehouse on object storage
 
-    endpoint = os.environ.get("AWS_ENDPOINT_URL")
-    return s3fs.S3FileSystem(
-        key=os.environ.get("AWS_ACCESS_KEY_ID"), secret=os.environ.get("AWS_SECRET_ACCESS_KEY"),
-        token=os.environ.get("AWS_SESSION_TOKEN"),
-        client_kwargs={"endpoint_url": endpoint, "region_name": os.environ.get("AWS_REGION", "us-east-1")},
-    )
+    return s3fs.S3FileSystem(**object_store().s3fs_kwargs())
 
 
 def connect(database: str | Path = ":memory:", *, temp_dir: Path | None = None, memory_limit: str | None = None,

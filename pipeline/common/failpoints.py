@@ -7,18 +7,19 @@ a pause point costs one dictionary lookup.
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
+
+from pipeline.config import load
 
 
 def pause(name: str) -> None:
-    spec = os.environ.get("LIGER_FAILPOINT")
+    settings = load()
+    spec = settings.failpoint
     if not spec:
         return
     point, _, seconds = spec.rpartition(":")
     if point != name:
         return
-    if marker := os.environ.get("LIGER_FAILPOINT_FILE"):
-        Path(marker).write_text(name)
+    if settings.failpoint_file:
+        settings.failpoint_file.write_text(name)
     time.sleep(float(seconds))

@@ -10,24 +10,21 @@ Two ways in, one staging store (content-addressed, so they never clash):
 
 import os
 import socket
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 import pyarrow as pa
 
+from pipeline.config import GIT_REPO_ENV
 from pipeline.contracts.sources import SourceFile
+from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
 from pipeline.ingest.discovery import discover_all
-from pipeline.ingest.git_history import GIT_REPO_ENV, GitHistoryError
+from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import GIT_PREFIX, by_partition
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
-STAGED_CONTENT = "staged_content"
-STAGED_CONTENT_SCHEMA = pa.schema([
-    ("partition_key", pa.string()), ("source_path", pa.string()), ("kind", pa.string()),
-    ("content_sha256", pa.string()), ("size_bytes", pa.int64()), ("newly_staged", pa.bool_()),
-    ("staged_at", pa.timestamp("us", tz="UTC")), ("run_id", pa.string()), ("host", pa.string()),
-])
+STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
 
 
 def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
@@ -51,7 +48,7 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         context.log.warning(f"{len(gone)} partition(s) name inputs that no longer exist: {gone[:5]}")
     staging = warehouse.staging()
     counts = staging.stage(wanted)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     rows = pa.table({
         "partition_key": [next(k for k, v in grouped.items() if s in v) for s in wanted],
         "source_path": [s.source_path for s in wanted], "kind": [s.kind for s in wanted],
@@ -61,7 +58,7 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         "host": [f"{socket.gethostname()}:{os.getpid()}"] * len(wanted),
     }, schema=STAGED_CONTENT_SCHEMA)
     if wanted:
-        warehouse.open().store.write(STAGED_CONTENT, rows, mode="append", run_id=context.run.run_id)
+        warehouse.open().store.write(STAGED_CONTENT.name, rows, mode="append", run_id=context.run.run_id)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(wanted), "partitions": len(keys), "missing_inputs": len(gone),
         "newly_staged": counts["newly_staged"], "already_staged": counts["already_staged"],

@@ -4,8 +4,8 @@ import dagster as dg
 from pydantic import create_model
 
 from pipeline.analyze.settings import RegressionSettings
+from pipeline.contracts.tables import PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
-from pipeline.defs.warehouse import PUBLIC_TABLES
 from pipeline.serve.duckdb_build import build_duckdb
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold

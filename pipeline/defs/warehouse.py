@@ -3,29 +3,19 @@ table, then the run's row in warehouse_run makes them visible)."""
 
 import dagster as dg
 
+from pipeline.contracts.tables import BY_NAME, PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
 from pipeline.store.merge import Merger
 
-PUBLIC_TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
-                 "dim_implementation", "source", "quarantine")
-DESCRIPTIONS = {
-    "fact_measurement": "One row per distinct measurement (digest-keyed): p20/p50/p80 in the CSV unit, its own dimension digests. Delta table; readers add provenance and learned dimensions (liger.duckdb).",
-    "fact_sighting": "Append-only: one row per measurement x source content that carried it (path, content sha256, upstream commit and date).",
-    "dim_environment": "Execution environments (GPU hosts) keyed by digest.",
-    "dim_protocol": "Benchmark protocols (timed pass, metric) keyed by digest.",
-    "dim_workload": "Workloads (kernel, x point, config) keyed by digest.",
-    "dim_implementation": "Implementations (kernel, provider, Liger release) keyed by digest.",
-    "source": "One row per ingested file content: path, content sha256, kind, upstream commit/date, rows read/quarantined.",
-    "quarantine": "Rejected rows and files: source_file, location, reason code, raw text.",
-}
 
-
-def column_schema(schema) -> dg.TableSchema:
-    return dg.TableSchema(columns=[dg.TableColumn(name=f.name, type=str(f.type)) for f in schema])
+def column_schema(table: str) -> dg.TableSchema:
+    """Column names, types and descriptions, all from the table registry."""
+    return dg.TableSchema(columns=[dg.TableColumn(name=c.name, type=str(c.type), description=c.description)
+                                   for c in BY_NAME[table].columns])
 
 
 @dg.multi_asset(
-    specs=[dg.AssetSpec(t, group_name="warehouse", description=DESCRIPTIONS[t], kinds={"deltalake", "duckdb"},
+    specs=[dg.AssetSpec(t, group_name="warehouse", description=BY_NAME[t].description, kinds={"deltalake", "duckdb"},
                         deps=["staged_sources"]) for t in PUBLIC_TABLES],
     ins={"staged_sources": dg.AssetIn()},
 )
@@ -47,9 +37,7 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         version = pub.versions.get(table) if pub else None
         if version is not None:
             metadata["dagster/row_count"] = wh.store.row_count(table, version)
-        schema = wh.store.schema(table)
-        if schema is not None:
-            metadata["dagster/column_schema"] = column_schema(schema)
+        metadata["dagster/column_schema"] = column_schema(table)
         if table == "fact_measurement":
             metadata |= {k: v for k, v in result.stats.items() if isinstance(v, int)}
         yield dg.MaterializeResult(asset_key=table, metadata=metadata)

@@ -1,5 +1,5 @@
-"""Run the normalize models (sql/models/NN_*.sql, one decision per file, in file order) over a
-batch of staged sources.
+"""Run the normalize models (sql/model/*.sql, one decision per file, in the order their declared
+dependencies give) over a batch of staged sources. It returns temp tables; it never touches storage.
 
 The driver registers the inputs every model may read, then runs the files:
   batch_source   the batch's sources, ranked oldest commit first (`source_rank`)
@@ -19,12 +19,17 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.common.sql_models import ModelHeader, PythonModel, load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
 from pipeline.model import dimensions
 
-MODELS_DIR = SQL_DIR / "models"
+MODELS_DIR = SQL_DIR / "model"
+# What the driver registers before the models run: the only tables a model may read besides
+# what other models create.
+INPUTS = ("batch_source", "batch_source_in", "csv_raw", "ki_raw", "csv_staged", "ki_staged", "problems",
+          "known_gpu", "known_record")
 # Placeholders the model files use for the digest rule, which lives in digests.py only.
 TEMPLATE = {
     "{measurement_digest}": measurement_digest_sql(),
@@ -44,6 +49,15 @@ EMPTY_KNOWN_RECORD = ("select null::varchar as kernel_operation_mode, null::varc
 
 def model_files() -> list[Path]:
     return sorted(MODELS_DIR.glob("*.sql"))
+
+
+def models() -> list:
+    """The SQL models and the one Python step, in dependency order."""
+    derived = PythonModel(ModelHeader(
+        name="derived_objects", description="kernelindex-shaped objects per distinct key (pydantic)",
+        depends_on=tuple(f"derived_{n}_key" for n in DERIVED), creates=tuple(f"derived_{n}" for n in DERIVED)),
+        run=_register_derived)
+    return load_models(MODELS_DIR, INPUTS, extra=[derived])
 
 
 def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
@@ -70,9 +84,6 @@ def _register_derived(con: duckdb.DuckDBPyConnection) -> None:
         for f in ("digest", "api_version", "kind", "object_json"):
             cols[f] = pa.array([d[f] for d in described], pa.string())
         con.register(f"derived_{name}", pa.table(cols))
-
-
-AFTER = {"50_derived_dimensions.sql": _register_derived}
 
 
 def run_models(
@@ -117,12 +128,13 @@ def run_models(
     con.execute(f"create or replace temp table known_gpu as {known_gpu}")
     con.execute(f"create or replace temp table known_record as {known_record}")
     applied = []
-    for path in model_files():
-        sql = path.read_text()
-        for token, expr in TEMPLATE.items():
-            sql = sql.replace(token, expr)
-        con.execute(sql)
-        if hook := AFTER.get(path.name):
-            hook(con)
-        applied.append(path.name)
+    for model in models():
+        if isinstance(model, PythonModel):
+            model.run(con)
+        else:
+            sql = model.sql
+            for token, expr in TEMPLATE.items():
+                sql = sql.replace(token, expr)
+            con.execute(sql)
+        applied.append(model.name)
     return applied

@@ -17,7 +17,7 @@ DIMENSIONS = ("environment", "protocol", "workload", "implementation")
 
 
 def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the readers' tables (sql/tables) over a published state."""
+    """An in-memory DuckDB with the readers' tables (sql/serve) over a published state."""
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(published))
     # No check reads provenance (source_count, first/last seen); aggregating every sighting for it

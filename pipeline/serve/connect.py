@@ -18,10 +18,9 @@ from datetime import datetime
 import duckdb
 
 from pipeline.analyze.change_points import build_change_points
-from pipeline.analyze.settings import RegressionSettings
 from pipeline.common import duck
 from pipeline.config import warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, view_files, write_lookup_tables
+from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, create_view, view_files
 from pipeline.store.warehouse import Warehouse
 
 
@@ -39,10 +38,9 @@ def connect(run: int | None = None, as_of: datetime | str | None = None, *, ware
     if wanted.seq == newest.seq and wh.duckdb_path.exists():
         return duck.connect(wh.duckdb_path, read_only=True, remote_root=wh.root_uri)
     con = duck.connect(remote_root=wh.root_uri)
-    create_table_views(con, wh.snapshot_files(wanted))
     create_run_log_view(con, wh, wanted)
-    write_lookup_tables(con, RegressionSettings())
-    for vf in view_files():
-        con.execute(vf.path.read_text())
+    create_table_views(con, wh.snapshot_files(wanted))
+    for model in view_files():
+        create_view(con, model.name, model)
     build_change_points(con)
     return con

@@ -3,15 +3,16 @@
 Layers, in order:
   delta_<table>   read_parquet over the snapshot's files, listed from the Delta log (DuckDB here
                   has no delta extension); a table with no files is an empty typed relation
-  sql/tables/     what readers call fact_measurement, source, ... (provenance and learned
-                  dimensions are derived when read)
   regression_settings, liger_version_order (tables)
-  sql/views/      applied in file-name order; a file marked `-- materialize: table` is kept as a
-                  table `<view>__materialized`, its query as view `<view>__definition`
+  sql/serve/      what readers call fact_measurement, source, measurements, ... (provenance and
+                  learned dimensions are derived when read)
+  sql/analyze/    in the order their MODEL headers' dependencies give; a model with
+                  `materialized: table` is kept as a table `<view>__materialized`, its query as
+                  view `<view>__definition`
   change_points   (Python, ruptures)
 
 A new published state is applied to a copy of the file, which then replaces it (open read-only
-sessions keep the old one). A materialized view with `-- incremental key: a, b` is refreshed only
+sessions keep the old one). A materialized view with `incremental_key: [a, b]` is refreshed only
 for the key values that facts committed since the file's last state touch; the others are
 recomputed whole. Anything that can move every row (a full run, other model or view files, other
 settings, a new Liger version) recomputes everything.
@@ -21,11 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -34,47 +32,44 @@ from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common import duck, failpoints
+from pipeline.common.sql_models import SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
+from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
+from pipeline.contracts.tables import SCHEMAS
 from pipeline.stage.files import publish
-from pipeline.store.merge import SCHEMAS
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
-MATERIALIZE_MARKER = "-- materialize: table"
-_KEY_LINE = re.compile(r"^--\s*incremental key:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
-_VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 STATE_TABLE = "liger_build_state"
-FACT_VIEW = SQL_DIR / "tables" / "20_fact_measurement.sql"
 DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
               pa.timestamp("us", tz="UTC"): "timestamptz"}
 FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
+SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
+# What the build registers before the models: the Delta snapshot and the lookup tables.
+LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run")
+SERVE_INPUTS = tuple(f"delta_{t}" for t in SCHEMAS) + LOOKUP_TABLES
 
 
-@dataclass
-class ViewFile:
-    path: Path
-    name: str
-    materialize: bool
-    key: tuple[str, ...]
-
-    @classmethod
-    def read(cls, path: Path) -> ViewFile:
-        text = path.read_text()
-        match = _VIEW_NAME.search(text)
-        materialize = MATERIALIZE_MARKER in text.lower()
-        if materialize and match is None:
-            raise ValueError(f"{path.name}: a '{MATERIALIZE_MARKER}' file must define 'create or replace view <name>'")
-        key = _KEY_LINE.search(text)
-        return cls(path, match.group(1) if match else "", materialize,
-                   tuple(c.strip() for c in key.group(1).split(",")) if key else ())
+def serve_models() -> list[SqlModel]:
+    return load_models(SERVE_DIR, SERVE_INPUTS)
 
 
-def view_files() -> list[ViewFile]:
-    return [ViewFile.read(p) for p in sorted((SQL_DIR / "views").glob("*.sql"))]
+def analyze_models() -> list[SqlModel]:
+    serve = [m.name for m in serve_models()]
+    return load_models(ANALYZE_DIR, (*SERVE_INPUTS, *serve, "change_points"))
+
+
+def view_files() -> list[SqlModel]:
+    """The analysis models users query (sql/analyze), in dependency order."""
+    return analyze_models()
+
+
+def create_view(con: duckdb.DuckDBPyConnection, name: str, model: SqlModel) -> None:
+    con.execute(f'create or replace view "{name}" as\n{model.sql}')
 
 
 def sql_hash() -> str:
     h = hashlib.sha256()
-    for folder in ("tables", "views", "models"):
+    for folder in ("serve", "analyze", "model"):
         for p in sorted((SQL_DIR / folder).glob("*.sql")):
             h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
     return h.hexdigest()[:16]
@@ -84,10 +79,9 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]]) -> None:
-    """delta_<table> over a snapshot's files, then the readers' views of sql/tables/. The file list
-    is written into the view (it must survive in the DuckDB file); the paths are the Delta
-    table's own part files, quoted as literals."""
+def create_delta_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]]) -> None:
+    """delta_<table> over a snapshot's files. The file list is written into the view (it must
+    survive in the DuckDB file); the paths are the Delta table's own part files, quoted as literals."""
     for table, schema in SCHEMAS.items():
         if files.get(table):
             listed = ", ".join(_literal(f) for f in files[table])
@@ -95,8 +89,20 @@ def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str
         else:
             cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in schema)
             con.execute(f"create or replace view delta_{table} as select {cols} where false")
-    for path in sorted((SQL_DIR / "tables").glob("*.sql")):
-        con.execute(path.read_text())
+
+
+def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]],
+                       settings: RegressionSettings | None = None) -> list[str]:
+    """delta_<table> views, the lookup tables, then the readers' views of sql/serve (fact_measurement
+    with provenance, measurements, ...); returns the Liger versions the facts name."""
+    create_delta_views(con, files)
+    versions = write_lookup_tables(con, settings or RegressionSettings())
+    if not duck.scalar(con, "select count(*) from duckdb_views() where view_name = 'warehouse_run'"):
+        cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in RUN_LOG_TABLE.schema)
+        con.execute(f"create or replace view warehouse_run as select {cols} where false")
+    for model in serve_models():
+        create_view(con, model.name, model)
+    return versions
 
 
 def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published: Published) -> None:
@@ -161,9 +167,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     spill = wh.temp_dir / f"duckdb-{tmp.name}"
     con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
-        create_table_views(con, wh.snapshot_files(published))
         create_run_log_view(con, wh, published)
-        versions = write_lookup_tables(con, settings)
+        versions = create_table_views(con, wh.snapshot_files(published), settings)
         if versions != old.get("versions"):
             full = True
         provenance = materialize_provenance(con, full, old.get("seq", 0))
@@ -214,19 +219,18 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
 
 
 def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0) -> dict:
-    """sql/views in file order on a connection that has the tables, settings and version order."""
+    """sql/analyze in dependency order on a connection that has the tables, settings and version order."""
     applied, refreshed = [], {}
     for vf in view_files():
-        text = vf.path.read_text()
         if not vf.materialize:
-            con.execute(text)
+            create_view(con, vf.name, vf)
             applied.append(vf.path.name)
             continue
         definition = f"{vf.name}__definition"
-        con.execute(_VIEW_NAME.sub(f"create or replace view {definition}", text, count=1))
+        create_view(con, definition, vf)
         table = f"{vf.name}__materialized"
         exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name = $t", {"t": table})
-        coarse = [c for c in vf.key if c in FACT_COLUMNS]
+        coarse = [c for c in vf.header.incremental_key if c in FACT_COLUMNS]
         if full or not exists or not coarse:
             con.execute(f'create or replace table "{table}" as select * from "{definition}"')
             refreshed[vf.name] = "full"
@@ -239,7 +243,7 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
 
 def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -> str:
     """Recompute one materialized view for the key values that new facts touch. Its rows for a key
-    value depend only on facts with that key value (the file's `-- incremental key:` promise), so
+    value depend only on facts with that key value (the model's `incremental_key` promise), so
     while fact_measurement is narrowed to just those facts its definition gives exactly their rows
     (kept for the touched keys only, as the view may also read other materialized views).
     This runs on the private copy of the file; fact_measurement is restored before it is renamed in."""
@@ -250,9 +254,8 @@ def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -
     if n == 0:
         return "untouched"
     touched = lambda alias: " and ".join(f"k.{c} is not distinct from {alias}.{c}" for c in key)  # noqa: E731
-    all_facts = FACT_VIEW.read_text().replace("create or replace view fact_measurement as",
-                                              "create or replace view fact_measurement__all as", 1)
-    con.execute(all_facts)
+    fact_model = next(m for m in serve_models() if m.name == "fact_measurement")
+    create_view(con, "fact_measurement__all", fact_model)
     con.execute(f"""create or replace view fact_measurement as select * from fact_measurement__all f
         where exists (select 1 from touched_key k where {touched('f')})""")
     try:
@@ -262,6 +265,6 @@ def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -
         con.execute(f'insert into "{table}" by name select * from "{definition}" d '
                     f'where exists (select 1 from touched_key k where {touched("d")})')
     finally:
-        con.execute(FACT_VIEW.read_text())
+        create_view(con, "fact_measurement", fact_model)
         con.execute("drop view fact_measurement__all")
     return f"{n} key(s)"

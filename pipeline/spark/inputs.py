@@ -8,7 +8,7 @@ production, delta-spark can read the tables directly (docs/spark.md).
 
 from __future__ import annotations
 
-from pipeline.store.merge import SCHEMAS
+from pipeline.contracts.tables import SCHEMAS
 from pipeline.store.warehouse import Published, Warehouse
 
 __all__ = ["table_files"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from pipeline.config import load
+
 __all__ = ["spark_session", "SPARK_CONF", "spark_master"]
 
 # DuckDB's semantics where Spark has a choice: UTC wall clock (the warehouse's timestamps are UTC
@@ -30,7 +32,7 @@ LOCAL_CONF: dict[str, str] = {
 
 
 def spark_master() -> str:
-    return os.environ.get("LIGER_SPARK_MASTER", "local[2]")
+    return load().spark_master
 
 
 def spark_session(master: str | None = None, app_name: str = "liger-views"):

@@ -29,9 +29,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
-__all__ = ["SparkView", "UnsupportedConstruct", "transpile_views", "MATERIALIZE_MARKER"]
-
-MATERIALIZE_MARKER = "-- materialize: table"
+__all__ = ["SparkView", "UnsupportedConstruct", "transpile_views", "transpile_model"]
 
 ColumnsOf = Callable[[str], list[str] | None]
 
@@ -55,10 +53,19 @@ class SparkView:
     materialize: bool
 
 
+def transpile_model(model, array_columns: Collection[str] = (),
+                    columns_of: ColumnsOf = lambda _name: None) -> SparkView:
+    """One SQL model (its MODEL header says whether it is materialized) as a Spark view."""
+    sql = f"create or replace view {model.name} as\n{model.sql}"
+    (view,) = transpile_views(sql, array_columns, columns_of, materialize=model.materialize)
+    return view
+
+
 def transpile_views(
     duckdb_sql: str,
     array_columns: Collection[str] = (),
     columns_of: ColumnsOf = lambda _name: None,
+    materialize: bool = False,
 ) -> list[SparkView]:
     """Every ``create view`` of one view file, as Spark SQL.
 
@@ -66,7 +73,6 @@ def transpile_views(
     catalog knows; the SQL text does not). ``columns_of``: column names of a registered relation,
     used to expand ``select *`` before a QUALIFY is rewritten.
     """
-    materialize = MATERIALIZE_MARKER in duckdb_sql.lower()
     views = []
     for statement in sqlglot.parse(duckdb_sql, read=_DuckDBAsWritten):
         if statement is None:

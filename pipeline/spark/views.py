@@ -10,11 +10,13 @@ import duckdb
 
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
+from pipeline.common.sql_models import load_models
 from pipeline.config import SQL_DIR
-from pipeline.store.merge import SCHEMAS
+from pipeline.contracts.tables import SCHEMAS
+from pipeline.serve.duckdb_build import SERVE_INPUTS, serve_models
 
 from .change_points import change_points_frame
-from .transpile import transpile_views
+from .transpile import transpile_model
 
 __all__ = ["register_inputs", "register_python_tables", "run_views"]
 
@@ -44,7 +46,7 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
     The code writes them into an in-memory DuckDB; Arrow carries them to Spark unchanged (column
     names and types included). Versions are few (distinct strings), so collecting them is cheap.
     """
-    versions = [r[0] for r in spark.table("fact_measurement").select("liger_version").distinct().collect()]
+    versions = [r[0] for r in spark.table("delta_fact_measurement").select("liger_version").distinct().collect()]
     con = duckdb.connect()
     try:
         write_settings_table(con, settings)
@@ -81,7 +83,7 @@ def run_views(
     inputs: Mapping[str, Sequence[str]],
     out_dir: str,
     settings: RegressionSettings | None = None,
-    views_dir: Path = SQL_DIR / "views",
+    views_dir: Path = SQL_DIR / "analyze",
     log: Callable[[str], None] = lambda _msg: None,
 ) -> dict[str, float]:
     """Materialize every view of ``views_dir`` (file order) and change_points to ``out_dir/<view>.parquet``.
@@ -95,15 +97,16 @@ def run_views(
     register_inputs(spark, inputs)
     catalog = _Catalog(spark)
     # The readers' tables first (sql/tables: fact_measurement with provenance, ...): views, not written.
-    for sql_file in sorted((SQL_DIR / "tables").glob("*.sql")):
-        for view in transpile_views(sql_file.read_text(), catalog.array_columns, catalog.columns_of):
-            frame = spark.sql(view.query)
-            frame.createOrReplaceTempView(view.name)
-            catalog.add(view.name, frame)
     register_python_tables(spark, settings)
+    for model in serve_models():
+        view = transpile_model(model, catalog.array_columns, catalog.columns_of)
+        frame = spark.sql(view.query)
+        frame.createOrReplaceTempView(view.name)
+        catalog.add(view.name, frame)
     seconds: dict[str, float] = {}
-    for sql_file in sorted(views_dir.glob("*.sql")):
-        for view in transpile_views(sql_file.read_text(), catalog.array_columns, catalog.columns_of):
+    serve = [m.name for m in serve_models()]
+    for model in load_models(views_dir, (*SERVE_INPUTS, *serve, "change_points")):
+        for view in [transpile_model(model, catalog.array_columns, catalog.columns_of)]:
             started = time.perf_counter()
             target = f"{out}/{view.name}.parquet"
             spark.sql(view.query).write.mode("overwrite").parquet(target)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -73,7 +74,7 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
     Per chunk only C-speed work: a line longer than a chunk is found from the chunk's first and last
     newline (memchr); a line with ``max_fields`` commas is at least that many bytes long, so commas
     are counted only on such lines, found from the newline positions (numpy)."""
-    assert SCAN_CHUNK_BYTES <= max_line_bytes
+    assert max_line_bytes >= SCAN_CHUNK_BYTES
     found: list[Oversize] = []
     line_no = 1  # number of the line that starts at ``line_start``
     line_start = 0  # byte offset of the current (unfinished) line

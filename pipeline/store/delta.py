@@ -9,7 +9,6 @@ aborted the interpreter at exit when tried here).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,10 +19,9 @@ from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, wr
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from pipeline.common.duck import is_remote
+from pipeline.config import object_store
 
 RUN_ID_KEY = "liger.run_id"
-S3_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP",
-          "AWS_SESSION_TOKEN")
 
 __all__ = ["DeltaStore", "CommitFailedError", "is_remote", "storage_options"]
 
@@ -33,10 +31,7 @@ def storage_options(uri: str) -> dict[str, str]:
     (If-None-Match), which S3 and moto honour, so concurrent writers cannot overwrite a commit."""
     if not is_remote(uri):
         return {}
-    opts = {k: v for k in S3_ENV if (v := os.environ.get(k))}
-    opts.setdefault("AWS_REGION", "us-east-1")
-    opts["conditional_put"] = "etag"
-    return opts
+    return object_store().delta_options()
 
 
 @dataclass(frozen=True)

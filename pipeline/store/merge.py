@@ -18,7 +18,6 @@ Either way the run's row in `warehouse_run` is written last: until then, readers
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -28,54 +27,15 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.common import duck, failpoints
-from pipeline.config import build_memory
+from pipeline.config import load
 from pipeline.contracts.sources import SourceFile
+from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
 from pipeline.model import run as normalize
 from pipeline.stage.store import StagingStore
 from pipeline.store.warehouse import Published, Warehouse
 
-UTC_TS = pa.timestamp("us", tz="UTC")
-S = pa.string()
-SCHEMAS = {
-    "fact_measurement": pa.schema(
-        [(c, S) for c in ("measurement_digest", "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
-                          "metric_unit", "gpu_name", "x_name", "x_label", "x_value", "extra_config", "liger_version")]
-        + [("observed_at", UTC_TS), ("p20", pa.float64()), ("p50", pa.float64()), ("p80", pa.float64())]
-        + [(c, S) for c in ("environment_digest", "protocol_digest", "workload_digest", "implementation_digest", "origin")]
-        + [("run_seq", pa.int64())]),
-    "fact_sighting": pa.schema([("measurement_digest", S), ("source_path", S), ("content_sha256", S),
-                                ("upstream_path", S), ("upstream_commit", S), ("committed_at", UTC_TS),
-                                ("run_seq", pa.int64())]),
-    "dim_environment": pa.schema([("environment_digest", S), ("gpu_name", S), ("api_version", S), ("kind", S),
-                                  ("object_json", S), ("origin", S)]),
-    "dim_protocol": pa.schema([("protocol_digest", S), ("kernel_operation_mode", S), ("metric_name", S),
-                               ("metric_unit", S), ("api_version", S), ("kind", S), ("object_json", S), ("origin", S)]),
-    "dim_workload": pa.schema([("workload_digest", S), ("kernel_name", S), ("x_name", S), ("x_value", S),
-                               ("extra_config", S), ("api_version", S), ("kind", S), ("object_json", S), ("origin", S)]),
-    "dim_implementation": pa.schema([("implementation_digest", S), ("kernel_name", S), ("kernel_provider", S),
-                                     ("liger_version", S), ("api_version", S), ("kind", S), ("object_json", S),
-                                     ("origin", S)]),
-    "kernelindex_record": pa.schema(
-        [(c, S) for c in ("kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_name")]
-        + [("observed_at", UTC_TS), ("observed_at_text", S), ("liger_version", S),
-           ("p20", pa.float64()), ("p50", pa.float64()), ("p80", pa.float64())]
-        + [(c, S) for c in ("protocol_digest", "environment_digest", "workload_digest", "implementation_digest",
-                            "protocol_json", "environment_json")]),
-    "learned_dimension": pa.schema([("dimension", S), ("gpu_name", S), ("kernel_operation_mode", S),
-                                    ("metric_unit", S), ("digest", S)]),
-    "quarantine": pa.schema([("source_file", S), ("location", S), ("reason", S), ("raw", S), ("run_seq", pa.int64())]),
-    "source": pa.schema([("source_path", S), ("kind", S), ("content_sha256", S), ("size_bytes", pa.int64()),
-                         ("upstream_path", S), ("upstream_commit", S), ("committed_at", UTC_TS),
-                         ("in_upstream_head", pa.bool_()), ("rows_read", pa.int64()), ("rows_quarantined", pa.int64()),
-                         ("file_reason", S), ("run_seq", pa.int64())]),
-}
-DIM_KEYS = {"dim_environment": "environment_digest", "dim_protocol": "protocol_digest",
-            "dim_workload": "workload_digest", "dim_implementation": "implementation_digest"}
 RECORD_KEY = ("kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_name", "observed_at_text", "p20", "p50",
               "p80", "protocol_digest", "environment_digest", "workload_digest", "implementation_digest")
-# Merge-on-read leaves a small file per run; past this many files a table is compacted.
-COMPACT_MIN_FILES = int(os.environ.get("LIGER_COMPACT_MIN_FILES", "32"))
-RETENTION = timedelta(hours=float(os.environ.get("LIGER_RETENTION_HOURS", str(7 * 24))))
 ROWS_PER_BATCH = 1 << 17
 
 
@@ -129,7 +89,9 @@ class Merger:
     def __init__(self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None,
                  threads: int | None = None):
         self.wh, self.staging = wh, staging
-        self.memory_limit, self.threads = memory_limit or build_memory(), threads
+        # Read (and validated) before the run takes the lock: a bad value commits nothing.
+        self.settings = load()
+        self.memory_limit, self.threads = memory_limit or self.settings.build_memory, threads
 
     # -- reading the published state -------------------------------------------------------
     def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:
@@ -315,12 +277,12 @@ class Merger:
         if not changed:
             return RunResult("unchanged", "no new source content", pub, stats)
         for table in ("fact_measurement", "fact_sighting", "quarantine"):
-            if self.wh.store.compact(table, run_id=run_id, min_files=COMPACT_MIN_FILES):
+            if self.wh.store.compact(table, run_id=run_id, min_files=self.settings.compact_min_files):
                 versions[table] = self.wh.store.version(table)
                 stats.setdefault("compacted", []).append(table)
         failpoints.pause("tables_committed")
         published = self.wh.append_run(run_id, "incremental", f"{len(batch)} new source content(s)", versions, stats)
         if stats.get("compacted"):
-            stats["vacuumed_files"] = self.wh.vacuum(RETENTION)
+            stats["vacuumed_files"] = self.wh.vacuum(timedelta(hours=self.settings.retention_hours))
         return RunResult("incremental", f"{len(batch)} new source content(s)", published, stats)
 

@@ -21,24 +21,21 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 from filelock import FileLock, Timeout
 
 from pipeline.common.duck import connect
+from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
+from pipeline.contracts.tables import TABLE_NAMES
 from pipeline.store.delta import CommitFailedError, DeltaStore, is_remote
 
-# Every table a run may commit, in commit order; the run log is written after all of them.
-TABLES = ("fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
-          "dim_implementation", "kernelindex_record", "learned_dimension", "quarantine", "source")
-RUN_LOG = "warehouse_run"
+TABLES = TABLE_NAMES
+RUN_LOG = RUN_LOG_TABLE.name
 STAGING_VERSION = "v1"
-RUN_LOG_SCHEMA = pa.schema([
-    ("seq", pa.int64()), ("run_id", pa.string()), ("committed_at", pa.timestamp("us", tz="UTC")),
-    ("mode", pa.string()), ("reason", pa.string()), ("versions", pa.string()), ("stats", pa.string()),
-])
+RUN_LOG_SCHEMA = RUN_LOG_TABLE.schema
 
 
 class WarehouseBusy(Timeout):
@@ -199,7 +196,7 @@ class Warehouse:
             log = [p for p in log if p.seq == seq]
         if as_of is not None:
             when = datetime.fromisoformat(as_of) if isinstance(as_of, str) else as_of
-            when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
             log = [p for p in log if p.committed_at <= when]
         return log[-1] if log else None
 
@@ -215,7 +212,7 @@ class Warehouse:
     def append_run(self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict) -> Published:
         last = self.published()
         seq = (last.seq + 1) if last else 1
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         row = pa.table({"seq": [seq], "run_id": [run_id], "committed_at": [now], "mode": [mode], "reason": [reason],
                         "versions": [json.dumps(versions, sort_keys=True)], "stats": [json.dumps(stats, sort_keys=True)]},
                        schema=RUN_LOG_SCHEMA)

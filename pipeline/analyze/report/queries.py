@@ -18,7 +18,7 @@ SEVERITY_SQL = (
 )
 _TOP_REASONS = 4
 
-COVERAGE_SQL = f"""
+COVERAGE_SQL = """
 with coverage as (
     select * from version_coverage
 ),

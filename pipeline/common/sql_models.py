@@ -1,0 +1,127 @@
+"""SQL model files: one model per file, each opening with a parsed header that declares what it
+reads, what it creates and how it is stored. The run order is the dependency order of those
+declarations (graphlib), never the file names.
+
+    /* MODEL
+    name: series_versions
+    materialized: table              # view (default) | table | temp_table
+    incremental_key: [kernel_name, gpu_name]
+    depends_on: [ranked_measurements, regression_settings]
+    description: one row per series and version, summarizing every run of it
+    */
+
+`creates` defaults to the model's name; a model that creates several temp tables lists them.
+A test checks each declaration against the tables the SQL really reads (sqlglot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+HEADER_OPEN = "/* MODEL"
+HEADER_CLOSE = "*/"
+
+
+class ModelHeader(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$")
+    description: str = ""
+    materialized: Literal["view", "table", "temp_table"] = "view"
+    depends_on: tuple[str, ...] = ()
+    creates: tuple[str, ...] = ()
+    incremental_key: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _defaults(self) -> ModelHeader:
+        if not self.creates:
+            object.__setattr__(self, "creates", (self.name,))
+        if self.incremental_key and self.materialized != "table":
+            raise ValueError("incremental_key needs materialized: table")
+        return self
+
+
+@dataclass(frozen=True)
+class SqlModel:
+    header: ModelHeader
+    path: Path
+    sql: str  # the body, header removed
+
+    @property
+    def name(self) -> str:
+        return self.header.name
+
+    @property
+    def materialize(self) -> bool:
+        return self.header.materialized == "table"
+
+
+@dataclass(frozen=True)
+class PythonModel:
+    """A step written in Python that takes part in a folder's dependency graph."""
+
+    header: ModelHeader
+    run: Callable = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.header.name
+
+
+class ModelError(ValueError):
+    pass
+
+
+def read_model(path: Path) -> SqlModel:
+    text = path.read_text()
+    if not text.startswith(HEADER_OPEN):
+        raise ModelError(f"{path}: a model file starts with its {HEADER_OPEN} header")
+    header_text, closed, body = text[len(HEADER_OPEN):].partition(HEADER_CLOSE)
+    if not closed:
+        raise ModelError(f"{path}: the {HEADER_OPEN} header is not closed with {HEADER_CLOSE}")
+    try:
+        header = ModelHeader.model_validate(yaml.safe_load(header_text) or {})
+    except Exception as exc:
+        raise ModelError(f"{path}: bad header: {exc}") from exc
+    if header.name != path.stem:
+        raise ModelError(f"{path}: header name {header.name!r} differs from the file name")
+    return SqlModel(header, path, body.lstrip("\n"))
+
+
+def load_models(folder: Path, inputs: Iterable[str] = (), extra: Iterable[PythonModel] = ()) -> list:
+    """The folder's models (and any Python steps) in dependency order. Every dependency must be
+    created by a model of the graph or be one of `inputs` (what the caller registers first)."""
+    models = [read_model(p) for p in sorted(folder.glob("*.sql"))] + list(extra)
+    return order_models(models, inputs)
+
+
+def order_models(models: list, inputs: Iterable[str] = ()) -> list:
+    known = set(inputs)
+    creator: dict[str, str] = {}
+    for m in models:
+        for table in m.header.creates:
+            if table in creator:
+                raise ModelError(f"{table} is created by both {creator[table]} and {m.name}")
+            creator[table] = m.name
+    by_name = {m.name: m for m in models}
+    graph = {}
+    for m in models:
+        deps = set()
+        for dep in m.header.depends_on:
+            if dep in creator:
+                deps.add(creator[dep])
+            elif dep not in known:
+                raise ModelError(f"{m.name} depends on {dep}, which no model creates and no caller provides")
+        graph[m.name] = deps - {m.name}
+    try:
+        # static_order is deterministic for a given graph; ties keep file order
+        return [by_name[n] for n in TopologicalSorter(graph).static_order()]
+    except CycleError as exc:
+        raise ModelError(f"dependency cycle: {exc.args[1]}") from exc

@@ -1,0 +1,51 @@
+/* MODEL
+name: dimensions
+creates: [batch_dim_environment, batch_dim_protocol, batch_dim_workload, batch_dim_implementation]
+depends_on: [batch_fact, batch_record, derived_environment, derived_implementation, derived_protocol, derived_workload]
+*/
+-- Dimension rows the batch brings: every derived object, every object a record carried, and a
+-- 'referenced' row (digest and the attributes of the facts using it, no object) for digests a
+-- record names without its object. The tables are dictionaries keyed by digest: the merge appends digests not yet known.
+create or replace temp table batch_dim_environment as
+select digest as environment_digest, gpu_name, api_version, kind, object_json, 'derived' as origin
+from derived_environment
+union all
+select
+    environment_digest, min(gpu_name), any_value(json_extract_string(environment_json, '$.apiVersion')),
+    any_value(json_extract_string(environment_json, '$.kind')), any_value(environment_json), 'kernelindex'
+from batch_record
+group by environment_digest;
+
+create or replace temp table batch_dim_protocol as
+select digest as protocol_digest, kernel_operation_mode, metric_name, metric_unit, api_version, kind, object_json,
+       'derived' as origin
+from derived_protocol
+union all
+select
+    protocol_digest, min(kernel_operation_mode), 'speed', 'ms',
+    any_value(json_extract_string(protocol_json, '$.apiVersion')),
+    any_value(json_extract_string(protocol_json, '$.kind')), any_value(protocol_json), 'kernelindex'
+from batch_record
+group by protocol_digest;
+
+create or replace temp table batch_dim_workload as
+select digest as workload_digest, kernel_name, x_name, x_value, extra_config, api_version, kind, object_json,
+       'derived' as origin
+from derived_workload
+union all
+select workload_digest, min(kernel_name), min(x_name), min(x_value), min(extra_config), null, null, null,
+       'referenced'
+from batch_fact
+where workload_digest in (select workload_digest from batch_record)
+group by workload_digest;
+
+create or replace temp table batch_dim_implementation as
+select digest as implementation_digest, kernel_name, kernel_provider, liger_version, api_version, kind, object_json,
+       'derived' as origin
+from derived_implementation
+union all
+select implementation_digest, min(kernel_name), min(kernel_provider), min(liger_version), null, null, null,
+       'referenced'
+from batch_fact
+where implementation_digest in (select implementation_digest from batch_record)
+group by implementation_digest;

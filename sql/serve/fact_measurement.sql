@@ -1,0 +1,57 @@
+/* MODEL
+name: fact_measurement
+depends_on: [delta_fact_measurement, delta_learned_dimension, fact_provenance]
+*/
+-- fact_measurement as readers see it: the Delta table's facts, plus what is derived when read.
+-- * Provenance (fact_provenance, from fact_sighting): source_count, first/last seen commit and
+--   date, in_upstream_head.
+-- * Learned dimensions: a CSV fact with no record of its own takes the environment learned for
+--   its GPU, and (ms rows only) the protocol learned for its pass and GPU.
+-- * Timestamps as UTC wall-clock TIMESTAMPs, whatever the session's time zone.
+with learned_environment as (
+    select gpu_name, digest from delta_learned_dimension where dimension = 'environment'
+),
+
+learned_protocol as (
+    select gpu_name, kernel_operation_mode, digest from delta_learned_dimension where dimension = 'protocol'
+)
+
+select
+    f.measurement_digest,
+    f.kernel_name,
+    f.kernel_provider,
+    f.kernel_operation_mode,
+    f.metric_name,
+    f.metric_unit,
+    f.gpu_name,
+    f.x_name,
+    f.x_label,
+    f.x_value,
+    f.extra_config,
+    f.liger_version,
+    timezone('UTC', f.observed_at) as observed_at,
+    f.p20,
+    f.p50,
+    f.p80,
+    case when f.origin = 'csv' then coalesce(le.digest, f.environment_digest) else f.environment_digest end
+        as environment_digest,
+    case
+        when f.origin = 'csv' and f.metric_unit = 'ms' then coalesce(lp.digest, f.protocol_digest)
+        else f.protocol_digest
+    end as protocol_digest,
+    f.workload_digest,
+    f.implementation_digest,
+    coalesce(p.source_count, 0) as source_count,
+    f.origin,
+    p.first_seen_commit,
+    timezone('UTC', p.first_seen_at) as first_seen_at,
+    p.last_seen_commit,
+    timezone('UTC', p.last_seen_at) as last_seen_at,
+    p.in_upstream_head,
+    f.run_seq
+from delta_fact_measurement as f
+left join fact_provenance as p on f.measurement_digest = p.measurement_digest
+left join learned_environment as le on f.gpu_name = le.gpu_name
+left join learned_protocol as lp
+    on f.gpu_name = lp.gpu_name
+    and f.kernel_operation_mode = lp.kernel_operation_mode

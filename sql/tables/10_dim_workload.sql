@@ -1,2 +1,0 @@
--- The Delta table as stored.
-create or replace view dim_workload as select * from delta_dim_workload;

@@ -1,6 +1,0 @@
--- One row per measurement x source content that carried it (append-only).
-create or replace view fact_sighting as
-select
-    measurement_digest, source_path, content_sha256, upstream_path, upstream_commit,
-    timezone('UTC', committed_at) as committed_at, run_seq
-from delta_fact_sighting;

@@ -1,6 +1,0 @@
--- Every ingested (path, content): kind, upstream path/commit/date, rows read and quarantined.
-create or replace view source as
-select
-    source_path, kind, content_sha256, size_bytes, upstream_path, upstream_commit,
-    timezone('UTC', committed_at) as committed_at, in_upstream_head, rows_read, rows_quarantined, file_reason
-from delta_source;
