@@ -31,12 +31,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 API_VERSION = "kernelindex.dev/v1alpha1"
 HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": "https://github.com/linkedin/Liger-Kernel"}
-KEY_FIELDS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "x_name", "x_value",
-              "extra_config", "gpu_name", "observed_at_text", "liger_version")
+KEY_FIELDS = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "x_name",
+    "x_value",
+    "extra_config",
+    "gpu_name",
+    "observed_at_text",
+    "liger_version",
+)
 DIGEST = r"^sha256:[0-9a-f]{64}$"
 
 
 # ----------------------------------------------------------------------------- models
+
 
 class CsvRow(BaseModel):
     kernel_name: str = Field(min_length=1)
@@ -119,6 +130,7 @@ class Bundle(_Open):
 
 # ----------------------------------------------------------------------------- digests and dimensions
 
+
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -134,16 +146,27 @@ def slug(text: str) -> str:
 
 def environment(gpu_name: str) -> dict:
     spec = {"hardware": {"vendor": gpu_name.split()[0].lower(), "product": gpu_name}, "software": {}}
-    return {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment", "spec": spec,
-            "metadata": {"name": f"liger-bench-{slug(gpu_name)}"}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ExecutionEnvironment",
+        "spec": spec,
+        "metadata": {"name": f"liger-bench-{slug(gpu_name)}"},
+    }
 
 
 def protocol(mode: str, metric: str, unit: str) -> dict:
-    spec = {"harness": HARNESS,
-            "measurement": {"metric": metric, "unit": unit,
-                            "instrument": "cuda_events" if unit == "ms" else "torch.cuda.max_memory_allocated",
-                            "primaryStatistic": "median", "spread": ["p20", "p80"]},
-            "pass": mode, "comparability": {"family": "liger_kernel_bench"}}
+    spec = {
+        "harness": HARNESS,
+        "measurement": {
+            "metric": metric,
+            "unit": unit,
+            "instrument": "cuda_events" if unit == "ms" else "torch.cuda.max_memory_allocated",
+            "primaryStatistic": "median",
+            "spread": ["p20", "p80"],
+        },
+        "pass": mode,
+        "comparability": {"family": "liger_kernel_bench"},
+    }
     return {"apiVersion": API_VERSION, "kind": "BenchmarkProtocol", "spec": spec, "metadata": {}}
 
 
@@ -163,6 +186,7 @@ def measurement_digest(fields: dict) -> str:
 
 
 # ----------------------------------------------------------------------------- the run
+
 
 def _csv_files(data_dir: Path) -> list[str]:
     return sorted(glob.glob(str(data_dir / "liger_csv" / "*.csv")))
@@ -197,32 +221,55 @@ def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: boo
                     quarantined += 1
                     continue
                 ts_text = row.timestamp.strftime("%Y-%m-%d %H:%M:%S")
-                key = {"kernel_name": row.kernel_name, "kernel_provider": row.kernel_provider,
-                       "kernel_operation_mode": row.kernel_operation_mode, "metric_name": row.metric_name,
-                       "x_name": row.x_name, "x_value": row.x_value, "extra_config": config,
-                       "gpu_name": row.gpu_name, "observed_at_text": ts_text, "liger_version": row.liger_version}
+                key = {
+                    "kernel_name": row.kernel_name,
+                    "kernel_provider": row.kernel_provider,
+                    "kernel_operation_mode": row.kernel_operation_mode,
+                    "metric_name": row.metric_name,
+                    "x_name": row.x_name,
+                    "x_value": row.x_value,
+                    "extra_config": config,
+                    "gpu_name": row.gpu_name,
+                    "observed_at_text": ts_text,
+                    "liger_version": row.liger_version,
+                }
                 digest = measurement_digest(key)
                 fact = {
                     "measurement_digest": digest,
                     "environment_digest": object_digest(environment(row.gpu_name)),
-                    "protocol_digest": object_digest(protocol(row.kernel_operation_mode, row.metric_name,
-                                                              row.metric_unit)),
+                    "protocol_digest": object_digest(
+                        protocol(row.kernel_operation_mode, row.metric_name, row.metric_unit)
+                    ),
                     "workload_digest": object_digest(workload(row.kernel_name, row.x_name, row.x_value, config)),
-                    "implementation_digest": object_digest(implementation(row.kernel_name, row.kernel_provider,
-                                                                          row.liger_version)),
+                    "implementation_digest": object_digest(
+                        implementation(row.kernel_name, row.kernel_provider, row.liger_version)
+                    ),
                     **key,
                     "metric_unit": row.metric_unit,
                     "observed_at": row.timestamp,
-                    "p20": row.y_value_20, "p50": row.y_value_50, "p80": row.y_value_80,
-                    "source": "csv", "source_file": source, "external_id": None,
+                    "p20": row.y_value_20,
+                    "p50": row.y_value_50,
+                    "p80": row.y_value_80,
+                    "source": "csv",
+                    "source_file": source,
+                    "external_id": None,
                 }
                 old = facts.get(digest)
                 if old is None:
                     facts[digest] = fact
                     if row.metric_unit == "ms":
-                        fold_index[(row.kernel_name, row.kernel_operation_mode, row.kernel_provider,
-                                    slug(row.gpu_name), ts_text,
-                                    row.y_value_20, row.y_value_50, row.y_value_80)] = digest
+                        fold_index[
+                            (
+                                row.kernel_name,
+                                row.kernel_operation_mode,
+                                row.kernel_provider,
+                                slug(row.gpu_name),
+                                ts_text,
+                                row.y_value_20,
+                                row.y_value_50,
+                                row.y_value_80,
+                            )
+                        ] = digest
                 else:
                     duplicates += 1
                     if (old["p20"], old["p50"], old["p80"]) != (fact["p20"], fact["p50"], fact["p80"]):
@@ -245,15 +292,16 @@ def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: boo
                         quarantined += 1
                         continue
                     spec = b.run.spec
-                    if (object_digest(raw["protocol"]) != spec.protocolDigest
-                            or object_digest(raw["environment"]) != spec.environmentDigest):
+                    if (
+                        object_digest(raw["protocol"]) != spec.protocolDigest
+                        or object_digest(raw["environment"]) != spec.environmentDigest
+                    ):
                         bad_digests += 1
                         continue
                     ext = spec.sourceNative.externalId.split("/")
                     m = spec.sourceNative.metrics
                     ts_text = spec.observedAt.strftime("%Y-%m-%d %H:%M:%S")
-                    fold_key = (ext[0], ext[1], ext[2], ext[3], ts_text,
-                                m.get("ms_20"), m.get("ms_50"), m.get("ms_80"))
+                    fold_key = (ext[0], ext[1], ext[2], ext[3], ts_text, m.get("ms_20"), m.get("ms_50"), m.get("ms_80"))
                     hit = fold_index.get(fold_key)
                     if hit is not None:
                         facts[hit]["source"] = "csv+kernelindex"
@@ -271,13 +319,23 @@ def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: boo
                         "protocol_digest": spec.protocolDigest,
                         "workload_digest": spec.workloadDigest,
                         "implementation_digest": spec.implementationDigest,
-                        "kernel_name": ext[0], "kernel_provider": ext[2], "kernel_operation_mode": ext[1],
-                        "metric_name": "speed", "x_name": None, "x_value": None, "extra_config": None,
-                        "gpu_name": ext[3], "observed_at_text": ts_text,
+                        "kernel_name": ext[0],
+                        "kernel_provider": ext[2],
+                        "kernel_operation_mode": ext[1],
+                        "metric_name": "speed",
+                        "x_name": None,
+                        "x_value": None,
+                        "extra_config": None,
+                        "gpu_name": ext[3],
+                        "observed_at_text": ts_text,
                         "liger_version": b.run.metadata.labels.get("liger_version"),
-                        "metric_unit": "ms", "observed_at": spec.observedAt.replace(tzinfo=None),
-                        "p20": m.get("ms_20"), "p50": m.get("ms_50"), "p80": m.get("ms_80"),
-                        "source": "kernelindex", "source_file": os.path.basename(path),
+                        "metric_unit": "ms",
+                        "observed_at": spec.observedAt.replace(tzinfo=None),
+                        "p20": m.get("ms_20"),
+                        "p50": m.get("ms_50"),
+                        "p80": m.get("ms_80"),
+                        "source": "kernelindex",
+                        "source_file": os.path.basename(path),
                         "external_id": spec.sourceNative.externalId,
                     }
 
@@ -285,9 +343,17 @@ def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: boo
     table = pa.Table.from_pylist(list(facts.values()))
     pq.write_table(table, out_dir / "facts.parquet")
     return {
-        "rows": csv_rows + bundles, "csv_rows": csv_rows, "bundles": bundles, "facts": len(facts),
-        "csv_facts": csv_facts, "folded": folded, "standalone": standalone, "duplicates": duplicates,
-        "conflicts": conflicts, "quarantined": quarantined, "bad_digests": bad_digests,
+        "rows": csv_rows + bundles,
+        "csv_rows": csv_rows,
+        "bundles": bundles,
+        "facts": len(facts),
+        "csv_facts": csv_facts,
+        "folded": folded,
+        "standalone": standalone,
+        "duplicates": duplicates,
+        "conflicts": conflicts,
+        "quarantined": quarantined,
+        "bad_digests": bad_digests,
         "seconds": round(time.perf_counter() - t0, 3),
     }
 

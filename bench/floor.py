@@ -39,8 +39,9 @@ def _connect(threads: int | None) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def duckdb_csv(data_dir: str | Path, out_dir: str | Path, threads: int | None = None,
-               union_by_name: bool = True) -> dict:
+def duckdb_csv(
+    data_dir: str | Path, out_dir: str | Path, threads: int | None = None, union_by_name: bool = True
+) -> dict:
     """DuckDB: read_csv(all CSVs, union_by_name) -> COPY TO one Parquet file.
 
     union_by_name sniffs every file in full before reading (about 3-4x the plain read on
@@ -52,8 +53,10 @@ def duckdb_csv(data_dir: str | Path, out_dir: str | Path, threads: int | None = 
     t0 = time.perf_counter()
     con = _connect(threads)
     types = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(v)}" for k, v in CSV_TYPES.items()) + "}"
-    src = (f"read_csv({_sql_str(_glob(data_dir, 'liger_csv', '*.csv'))}, "
-           f"union_by_name={str(union_by_name).lower()}, header=true, types={types})")
+    src = (
+        f"read_csv({_sql_str(_glob(data_dir, 'liger_csv', '*.csv'))}, "
+        f"union_by_name={str(union_by_name).lower()}, header=true, types={types})"
+    )
     con.execute(f"COPY (SELECT * FROM {src}) TO {_sql_str(str(out))} (FORMAT parquet)")
     rows = con.execute(f"SELECT count(*) FROM read_parquet({_sql_str(str(out))})").fetchone()[0]
     wall = time.perf_counter() - t0
@@ -70,8 +73,7 @@ def polars_csv(data_dir: str | Path, out_dir: str | Path) -> dict:
     out = Path(out_dir) / "floor_polars_csv.parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    lf = pl.scan_csv(_glob(data_dir, "liger_csv", "*.csv"),
-                     schema_overrides=dict.fromkeys(CSV_TYPES, pl.String))
+    lf = pl.scan_csv(_glob(data_dir, "liger_csv", "*.csv"), schema_overrides=dict.fromkeys(CSV_TYPES, pl.String))
     lf.sink_parquet(out)
     rows = pl.scan_parquet(out).select(pl.len()).collect().item()
     return {"case": "floor_polars_csv", "rows": int(rows), "wall_s": time.perf_counter() - t0}
@@ -114,8 +116,13 @@ def _has_empty_struct(dtype) -> bool:
     return False
 
 
-CASES = {"duckdb_csv": duckdb_csv, "duckdb_csv_plain": duckdb_csv_plain, "polars_csv": polars_csv,
-         "duckdb_ndjson": duckdb_ndjson, "polars_ndjson": polars_ndjson}
+CASES = {
+    "duckdb_csv": duckdb_csv,
+    "duckdb_csv_plain": duckdb_csv_plain,
+    "polars_csv": polars_csv,
+    "duckdb_ndjson": duckdb_ndjson,
+    "polars_ndjson": polars_ndjson,
+}
 
 
 def main(argv: list[str] | None = None) -> None:

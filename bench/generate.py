@@ -43,13 +43,33 @@ import numpy as np
 import polars as pl
 
 CSV_COLUMNS = [
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
-    "x_name", "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80",
-    "extra_benchmark_config_str", "gpu_name", "timestamp", "liger_version",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_label",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
 ]
 IDENTITY_KEY = [
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "x_name",
-    "x_value", "extra_benchmark_config_str", "gpu_name", "timestamp", "liger_version",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "x_name",
+    "x_value",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
 ]
 API_VERSION = "kernelindex.dev/v1alpha1"
 BUNDLES_PER_FILE = 200_000
@@ -59,83 +79,710 @@ EXTRA_START = "2026-09-01"  # write_extra_snapshot uses timestamps after everyth
 
 # (kernel, x_name, x_label, config, providers, modes, x values, first seen) -- from the real history
 SUITES = [
-    ('cross_entropy', 'V', 'vocab size', '{"B": 8, "T": 2048}', ('huggingface', 'liger'), ('forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2024-09-03'),
-    ('cross_entropy', 'BT', 'B * T', '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}', ('liger_cutedsl', 'liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full', 'no-grad-forward'), ('1024', '2048', '4096', '8192'), '2026-06-16'),
-    ('cross_entropy', 'model_config', 'model configuration', '{"bsz": 1, "seq_len": 2048}', ('liger_cutedsl', 'liger_triton', 'torch'), ('backward', 'forward', 'full', 'no-grad-forward'), ('deepseek_v2_lite', 'deepseek_v3', 'llama_2_7b', 'llama_3_8b', 'qwen2.5_14b', 'qwen2.5_72b', 'qwen2.5_7b'), '2026-07-05'),
-    ('distill_cosine_loss', 'BT', 'B x T', '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": false, "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}', ('liger', 'torch'), ('forward', 'full'), ('1024', '2048', '4096', '8192'), '2025-06-27'),
-    ('distill_jsd_loss', 'BT', 'B x T', '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": false, "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}', ('liger', 'torch'), ('forward', 'full'), ('1024', '2048', '4096', '8192'), '2024-12-03'),
-    ('dyt', 'BT', 'total tokens', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "beta": false, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch', 'torch_compile'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-22'),
-    ('dyt', 'BT', 'total tokens', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "beta": true, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch', 'torch_compile'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-22'),
-    ('embedding', 'V', 'embedding dimension', '{"B": 32, "T": 512, "D": 768, "dtype": "torch.float32"}', ('huggingface', 'liger', 'torch_compile'), ('forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768', '65536', '131072'), '2024-09-03'),
-    ('embedding', 'V', 'embedding dimension', '{"B": 8, "T": 2048, "D": 4096, "dtype": "torch.float32"}', ('huggingface', 'liger', 'torch_compile'), ('forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768', '65536', '131072'), '2024-09-03'),
-    ('fused_add_rms_norm', 'H', 'hidden size', '{"M": 2048, "dtype": "torch.float32", "eps": 1e-06}', ('huggingface', 'liger_fused_add_rms_norm', 'liger_rms_norm'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768'), '2025-07-16'),
-    ('fused_add_rms_norm', 'BT', 'total tokens', '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}', ('liger_cutile_fused_add_rms_norm', 'liger_cutile_rms_norm', 'liger_triton_fused_add_rms_norm', 'liger_triton_rms_norm', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-22'),
-    ('fused_linear_cpo_loss', 'B', 'B', '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('forward', 'full'), ('2', '4', '8', '16'), '2024-11-14'),
-    ('fused_linear_cross_entropy', 'BT', 'B x T', '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('forward', 'full'), ('4096', '8192', '16384', '32768'), '2024-09-03'),
-    ('fused_linear_grpo_loss_sequence', 'B', 'B', '{"T": 1024, "H": 4096, "V": 128256, "importance_sampling_level": "sequence", "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('2', '4', '8', '16'), '2025-08-05'),
-    ('fused_linear_grpo_loss_sequence', 'B', 'batch size', '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "T": 1024, "importance_sampling_level": "sequence", "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'torch'), ('backward', 'forward', 'full'), ('1', '2', '4', '8'), '2026-07-22'),
-    ('fused_linear_grpo_loss_token', 'B', 'B', '{"T": 1024, "H": 4096, "V": 128256, "importance_sampling_level": "token", "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('2', '4', '8', '16'), '2025-08-04'),
-    ('fused_linear_grpo_loss_token', 'B', 'batch size', '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "T": 1024, "importance_sampling_level": "token", "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1', '2', '4', '8'), '2026-07-22'),
-    ('fused_linear_jsd', 'BT', 'B x T', '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('forward', 'full'), ('1024', '2048', '4096', '8192'), '2024-10-09'),
-    ('fused_linear_jsd', 'BT', 'B * T', '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-16'),
-    ('fused_linear_orpo_loss', 'B', 'B', '{"T": 4096, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('forward', 'full'), ('2', '4', '8', '16'), '2024-11-13'),
-    ('fused_linear_orpo_loss', 'B', 'B', '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('forward', 'full'), ('2', '4', '8', '16'), '2024-11-13'),
-    ('fused_linear_simpo_loss', 'B', 'B', '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('forward', 'full'), ('2', '4', '8', '16'), '2024-11-15'),
-    ('fused_moe', 'T', 'num_tokens', '{"sweep_dim": "T", "T": null, "E": 128, "H": 2048, "intermediate_dim": 768, "K": 8, "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('128', '256', '512', '1024', '2048', '4096', '8192', '16384', '32768'), '2026-04-02'),
-    ('fused_moe', 'E', 'num_experts', '{"sweep_dim": "E", "T": 8192, "E": null, "H": 2048, "intermediate_dim": 768, "K": 8, "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('8', '16', '32', '64', '128'), '2026-04-02'),
-    ('fused_neighborhood_attention', 'seq_len', 'sequence length', '{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 1, "bias": true, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('64', '128', '256', '512', '1024', '2048', '4096'), '2025-05-27'),
-    ('fused_neighborhood_attention', 'seq_len', 'sequence length', '{"batch_size": 4, "hidden_size": 768, "num_heads": 12, "kernel_size": 7, "dilation": 1, "bias": true, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('64', '128', '256', '512', '1024', '2048', '4096'), '2025-05-27'),
-    ('fused_neighborhood_attention', 'seq_len', 'sequence length', '{"batch_size": 2, "hidden_size": 1024, "num_heads": 16, "kernel_size": 9, "dilation": 1, "bias": true, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('64', '128', '256', '512', '1024', '2048', '4096'), '2025-05-27'),
-    ('fused_neighborhood_attention', 'seq_len', 'sequence length', '{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, "bias": true, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('64', '128', '256', '512', '1024', '2048', '4096'), '2025-05-27'),
-    ('geglu', 'T', 'sequence length', '{"bsz": 8, "hidden_size": 4096, "intermediate_size": 11008, "hidden_act": "gelu_pytorch_tanh", "dtype": "torch.bfloat16"}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2024-09-03'),
-    ('geglu', 'T', 'sequence length', '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "bsz": 1, "hidden_act": "gelu_pytorch_tanh", "seq_len": 8192}', ('huggingface', 'liger_cutile', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-16'),
-    ('group_norm', 'C', 'num_channels', '{"M": 128, "H": 512, "channels_per_group": 4, "dtype": "torch.float32", "eps": 1e-06}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('32', '64', '128', '256', '512', '1024', '2048'), '2024-11-05'),
-    ('group_norm', 'BT', 'B*T', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "channels_per_group": 4, "eps": 1e-06, "H": 512, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('jsd', 'V', 'vocab size', '{"B": 4, "T": 2048}', ('liger', 'torch'), ('forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2024-09-25'),
-    ('jsd', 'BT', 'total tokens', '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}', ('liger', 'liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-05-27'),
-    ('kl_div', 'V', 'vocab size', '{"B": 8, "T": 2048}', ('liger', 'torch'), ('forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2024-09-04'),
-    ('kl_div', 'BT', 'total tokens', '{"vocab_size": 128256, "reduction": "batchmean", "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('kto_loss', 'B', 'Batch Size (B)', '{"T": 512, "H": 1024, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": true, "beta": 0.1, "ignore_index": 42}', ('huggingface', 'liger'), ('forward', 'full'), ('2', '4', '8', '16', '32'), '2024-12-23'),
-    ('layer_norm', 'N', 'hidden size', '{"M": 4096, "dtype": "torch.float32", "eps": 1e-06}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2024-09-03'),
-    ('layer_norm', 'T', 'Sequence length', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-16'),
-    ('llama4_rope', 'H', 'hidden size', '{"dtype": "torch.bfloat16", "seq_len": 2048, "num_q_heads": 32, "num_kv_heads": 8}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('512', '2048', '8192'), '2025-08-07'),
-    ('llama4_rope', 'T', 'sequence length', '{"dtype": "torch.bfloat16", "hidden_size": 8192, "num_q_heads": 32, "num_kv_heads": 8}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2025-08-07'),
-    ('llama4_rope', 'T', 'sequence length', '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}', ('huggingface', 'liger_cutile', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('megatron_cross_entropy', 'V', 'vocab size', '{"S": 2048, "B": 4}', ('liger', 'megatron', 'megatron-unfused', 'torch'), ('backward', 'forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2026-06-10'),
-    ('megatron_cross_entropy', 'V', 'vocab size', '{"S": 2048, "B": 4, "TP": 1}', ('liger', 'megatron-fused', 'megatron-unfused'), ('backward', 'forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2026-06-15'),
-    ('megatron_rms_norm', 'H', 'hidden size', '{"S": 4096, "B": 1}', ('liger', 'megatron', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2026-06-10'),
-    ('megatron_swiglu', 'ffn_local', 'per-rank FFN hidden size', '{"S": 2048, "B": 4}', ('liger', 'liger_in_place', 'megatron', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768'), '2026-07-26'),
-    ('multi_token_attention', 'L', 'sequence length', '{"B": 2, "C_in": 4, "C_out": 4, "K": 3, "groups": 1, "bias": true, "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('32', '64', '128', '256', '512', '1024'), '2025-04-28'),
-    ('poly_norm', 'T', 'Sequence length', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-22'),
-    ('qwen2vl_mrope', 'T', 'sequence length', '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}', ('huggingface', 'liger_cutile', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('relu_squared', 'N', 'hidden size', '{"M": 4096, "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('128', '256', '512', '1024', '2048', '4096', '8192', '16384'), '2026-03-27'),
-    ('rms_norm', 'H', 'hidden size', '{"M": 2048, "dtype": "torch.bfloat16", "eps": 1e-06}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768'), '2024-09-03'),
-    ('rope', 'H', 'hidden size', '{"dtype": "torch.bfloat16", "seq_len": 2048, "num_q_heads": 32, "num_kv_heads": 8}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('512', '2048', '8192'), '2024-09-03'),
-    ('rope', 'T', 'sequence length', '{"dtype": "torch.bfloat16", "hidden_size": 8192, "num_q_heads": 32, "num_kv_heads": 8}', ('huggingface', 'liger'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2024-09-03'),
-    ('rope', 'T', 'sequence length', '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}', ('huggingface', 'liger_cutile', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('softmax', 'N', 'hidden size', '{"M": 2048, "dtype": "torch.float32"}', ('liger', 'torch'), ('forward', 'full'), ('128', '256', '512', '1024', '2048', '4096'), '2025-04-30'),
-    ('softmax', 'N', 'hidden size', '{"M": 2048, "dtype": "torch.bfloat16"}', ('liger', 'torch'), ('forward', 'full'), ('128', '256', '512', '1024', '2048', '4096'), '2025-04-30'),
-    ('softmax', 'BT', 'B*T', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-24'),
-    ('sparse_multi_token_attention', 'L', 'sequence length', '{"B": 2, "C_in": 4, "C_out": 4, "K": 3, "groups": 1, "bias": true, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('32', '64', '128', '256', '512', '1024'), '2025-04-30'),
-    ('sparsemax', 'V', 'feature size', '{"B": 4, "T": 512, "dim": -1, "dtype": "torch.float32"}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384', '32768'), '2025-04-28'),
-    ('sparsemax', 'BT', 'B*T', '{"hidden_size": 4096, "dtype": "torch.bfloat16", "dim": -1, "bsz": 1, "seq_len": 8192}', ('liger_cutile', 'liger_triton', 'torch'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('swiglu', 'T', 'sequence length', '{"B": 4, "hidden_size": 4096, "dtype": "torch.bfloat16", "intermediate_size": 11008, "hidden_act": "silu"}', ('huggingface', 'liger'), ('forward', 'full'), ('1024', '2048', '4096', '8192'), '2024-09-03'),
-    ('swiglu', 'T', 'total tokens', '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "bsz": 1, "hidden_act": "silu", "seq_len": 8192}', ('huggingface', 'liger_cutile', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-07-22'),
-    ('tiled_geglu', 'T', 'sequence length', '{"bsz": 2, "hidden_size": 2048, "intermediate_size": 4096, "hidden_act": "gelu_pytorch_tanh", "activation_type": "geglu", "num_shards": 4, "dtype": "torch.bfloat16"}', ('deepspeed_tiled', 'huggingface', 'liger', 'liger_tiled'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2025-11-11'),
-    ('tiled_geglu', 'T', 'sequence length', '{"hidden_size": 4096, "intermediate_size": 14336, "hidden_act": "gelu_pytorch_tanh", "dtype": "torch.bfloat16", "activation_type": "geglu", "num_shards": 4, "bsz": 2}', ('deepspeed_tiled', 'huggingface', 'liger_cutile', 'liger_tiled', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('tiled_swiglu', 'T', 'sequence length', '{"bsz": 2, "hidden_size": 2048, "intermediate_size": 4096, "hidden_act": "silu", "activation_type": "swiglu", "num_shards": 4, "dtype": "torch.bfloat16"}', ('deepspeed_tiled', 'huggingface', 'liger', 'liger_tiled'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192', '16384'), '2025-11-11'),
-    ('tiled_swiglu', 'T', 'sequence length', '{"hidden_size": 4096, "intermediate_size": 14336, "hidden_act": "silu", "dtype": "torch.bfloat16", "activation_type": "swiglu", "num_shards": 4, "bsz": 2}', ('deepspeed_tiled', 'huggingface', 'liger_cutile', 'liger_tiled', 'liger_triton'), ('backward', 'forward', 'full'), ('1024', '2048', '4096', '8192'), '2026-06-26'),
-    ('tvd', 'V', 'vocab size', '{"B": 8, "T": 2048}', ('liger', 'torch'), ('backward', 'forward', 'full'), ('4096', '8192', '16384', '32768', '65536', '131072'), '2024-10-26'),
+    (
+        "cross_entropy",
+        "V",
+        "vocab size",
+        '{"B": 8, "T": 2048}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-09-03",
+    ),
+    (
+        "cross_entropy",
+        "BT",
+        "B * T",
+        '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutedsl", "liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full", "no-grad-forward"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-16",
+    ),
+    (
+        "cross_entropy",
+        "model_config",
+        "model configuration",
+        '{"bsz": 1, "seq_len": 2048}',
+        ("liger_cutedsl", "liger_triton", "torch"),
+        ("backward", "forward", "full", "no-grad-forward"),
+        ("deepseek_v2_lite", "deepseek_v3", "llama_2_7b", "llama_3_8b", "qwen2.5_14b", "qwen2.5_72b", "qwen2.5_7b"),
+        "2026-07-05",
+    ),
+    (
+        "distill_cosine_loss",
+        "BT",
+        "B x T",
+        '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": false, "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2025-06-27",
+    ),
+    (
+        "distill_jsd_loss",
+        "BT",
+        "B x T",
+        '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": false, "weight_hard_loss": 0.5, "weight_soft_loss": 0.5, "ignore_index": -100}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2024-12-03",
+    ),
+    (
+        "dyt",
+        "BT",
+        "total tokens",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "beta": false, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch", "torch_compile"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-22",
+    ),
+    (
+        "dyt",
+        "BT",
+        "total tokens",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "beta": true, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch", "torch_compile"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-22",
+    ),
+    (
+        "embedding",
+        "V",
+        "embedding dimension",
+        '{"B": 32, "T": 512, "D": 768, "dtype": "torch.float32"}',
+        ("huggingface", "liger", "torch_compile"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-09-03",
+    ),
+    (
+        "embedding",
+        "V",
+        "embedding dimension",
+        '{"B": 8, "T": 2048, "D": 4096, "dtype": "torch.float32"}',
+        ("huggingface", "liger", "torch_compile"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-09-03",
+    ),
+    (
+        "fused_add_rms_norm",
+        "H",
+        "hidden size",
+        '{"M": 2048, "dtype": "torch.float32", "eps": 1e-06}',
+        ("huggingface", "liger_fused_add_rms_norm", "liger_rms_norm"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768"),
+        "2025-07-16",
+    ),
+    (
+        "fused_add_rms_norm",
+        "BT",
+        "total tokens",
+        '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}',
+        (
+            "liger_cutile_fused_add_rms_norm",
+            "liger_cutile_rms_norm",
+            "liger_triton_fused_add_rms_norm",
+            "liger_triton_rms_norm",
+            "torch",
+        ),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-22",
+    ),
+    (
+        "fused_linear_cpo_loss",
+        "B",
+        "B",
+        '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("2", "4", "8", "16"),
+        "2024-11-14",
+    ),
+    (
+        "fused_linear_cross_entropy",
+        "BT",
+        "B x T",
+        '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("4096", "8192", "16384", "32768"),
+        "2024-09-03",
+    ),
+    (
+        "fused_linear_grpo_loss_sequence",
+        "B",
+        "B",
+        '{"T": 1024, "H": 4096, "V": 128256, "importance_sampling_level": "sequence", "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("2", "4", "8", "16"),
+        "2025-08-05",
+    ),
+    (
+        "fused_linear_grpo_loss_sequence",
+        "B",
+        "batch size",
+        '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "T": 1024, "importance_sampling_level": "sequence", "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "torch"),
+        ("backward", "forward", "full"),
+        ("1", "2", "4", "8"),
+        "2026-07-22",
+    ),
+    (
+        "fused_linear_grpo_loss_token",
+        "B",
+        "B",
+        '{"T": 1024, "H": 4096, "V": 128256, "importance_sampling_level": "token", "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("2", "4", "8", "16"),
+        "2025-08-04",
+    ),
+    (
+        "fused_linear_grpo_loss_token",
+        "B",
+        "batch size",
+        '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "T": 1024, "importance_sampling_level": "token", "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1", "2", "4", "8"),
+        "2026-07-22",
+    ),
+    (
+        "fused_linear_jsd",
+        "BT",
+        "B x T",
+        '{"H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2024-10-09",
+    ),
+    (
+        "fused_linear_jsd",
+        "BT",
+        "B * T",
+        '{"hidden_size": 4096, "vocab_size": 128256, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-16",
+    ),
+    (
+        "fused_linear_orpo_loss",
+        "B",
+        "B",
+        '{"T": 4096, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("2", "4", "8", "16"),
+        "2024-11-13",
+    ),
+    (
+        "fused_linear_orpo_loss",
+        "B",
+        "B",
+        '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("2", "4", "8", "16"),
+        "2024-11-13",
+    ),
+    (
+        "fused_linear_simpo_loss",
+        "B",
+        "B",
+        '{"T": 1024, "H": 4096, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("2", "4", "8", "16"),
+        "2024-11-15",
+    ),
+    (
+        "fused_moe",
+        "T",
+        "num_tokens",
+        '{"sweep_dim": "T", "T": null, "E": 128, "H": 2048, "intermediate_dim": 768, "K": 8, "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("128", "256", "512", "1024", "2048", "4096", "8192", "16384", "32768"),
+        "2026-04-02",
+    ),
+    (
+        "fused_moe",
+        "E",
+        "num_experts",
+        '{"sweep_dim": "E", "T": 8192, "E": null, "H": 2048, "intermediate_dim": 768, "K": 8, "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("8", "16", "32", "64", "128"),
+        "2026-04-02",
+    ),
+    (
+        "fused_neighborhood_attention",
+        "seq_len",
+        "sequence length",
+        '{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 1, "bias": true, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("64", "128", "256", "512", "1024", "2048", "4096"),
+        "2025-05-27",
+    ),
+    (
+        "fused_neighborhood_attention",
+        "seq_len",
+        "sequence length",
+        '{"batch_size": 4, "hidden_size": 768, "num_heads": 12, "kernel_size": 7, "dilation": 1, "bias": true, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("64", "128", "256", "512", "1024", "2048", "4096"),
+        "2025-05-27",
+    ),
+    (
+        "fused_neighborhood_attention",
+        "seq_len",
+        "sequence length",
+        '{"batch_size": 2, "hidden_size": 1024, "num_heads": 16, "kernel_size": 9, "dilation": 1, "bias": true, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("64", "128", "256", "512", "1024", "2048", "4096"),
+        "2025-05-27",
+    ),
+    (
+        "fused_neighborhood_attention",
+        "seq_len",
+        "sequence length",
+        '{"batch_size": 2, "hidden_size": 512, "num_heads": 8, "kernel_size": 7, "dilation": 2, "bias": true, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("64", "128", "256", "512", "1024", "2048", "4096"),
+        "2025-05-27",
+    ),
+    (
+        "geglu",
+        "T",
+        "sequence length",
+        '{"bsz": 8, "hidden_size": 4096, "intermediate_size": 11008, "hidden_act": "gelu_pytorch_tanh", "dtype": "torch.bfloat16"}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2024-09-03",
+    ),
+    (
+        "geglu",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "bsz": 1, "hidden_act": "gelu_pytorch_tanh", "seq_len": 8192}',
+        ("huggingface", "liger_cutile", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-16",
+    ),
+    (
+        "group_norm",
+        "C",
+        "num_channels",
+        '{"M": 128, "H": 512, "channels_per_group": 4, "dtype": "torch.float32", "eps": 1e-06}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("32", "64", "128", "256", "512", "1024", "2048"),
+        "2024-11-05",
+    ),
+    (
+        "group_norm",
+        "BT",
+        "B*T",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "channels_per_group": 4, "eps": 1e-06, "H": 512, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "jsd",
+        "V",
+        "vocab size",
+        '{"B": 4, "T": 2048}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-09-25",
+    ),
+    (
+        "jsd",
+        "BT",
+        "total tokens",
+        '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}',
+        ("liger", "liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-05-27",
+    ),
+    (
+        "kl_div",
+        "V",
+        "vocab size",
+        '{"B": 8, "T": 2048}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-09-04",
+    ),
+    (
+        "kl_div",
+        "BT",
+        "total tokens",
+        '{"vocab_size": 128256, "reduction": "batchmean", "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "kto_loss",
+        "B",
+        "Batch Size (B)",
+        '{"T": 512, "H": 1024, "V": 128256, "mode": "forward", "dtype": "torch.bfloat16", "bias": true, "beta": 0.1, "ignore_index": 42}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("2", "4", "8", "16", "32"),
+        "2024-12-23",
+    ),
+    (
+        "layer_norm",
+        "N",
+        "hidden size",
+        '{"M": 4096, "dtype": "torch.float32", "eps": 1e-06}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2024-09-03",
+    ),
+    (
+        "layer_norm",
+        "T",
+        "Sequence length",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-16",
+    ),
+    (
+        "llama4_rope",
+        "H",
+        "hidden size",
+        '{"dtype": "torch.bfloat16", "seq_len": 2048, "num_q_heads": 32, "num_kv_heads": 8}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("512", "2048", "8192"),
+        "2025-08-07",
+    ),
+    (
+        "llama4_rope",
+        "T",
+        "sequence length",
+        '{"dtype": "torch.bfloat16", "hidden_size": 8192, "num_q_heads": 32, "num_kv_heads": 8}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2025-08-07",
+    ),
+    (
+        "llama4_rope",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}',
+        ("huggingface", "liger_cutile", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "megatron_cross_entropy",
+        "V",
+        "vocab size",
+        '{"S": 2048, "B": 4}',
+        ("liger", "megatron", "megatron-unfused", "torch"),
+        ("backward", "forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2026-06-10",
+    ),
+    (
+        "megatron_cross_entropy",
+        "V",
+        "vocab size",
+        '{"S": 2048, "B": 4, "TP": 1}',
+        ("liger", "megatron-fused", "megatron-unfused"),
+        ("backward", "forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2026-06-15",
+    ),
+    (
+        "megatron_rms_norm",
+        "H",
+        "hidden size",
+        '{"S": 4096, "B": 1}',
+        ("liger", "megatron", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2026-06-10",
+    ),
+    (
+        "megatron_swiglu",
+        "ffn_local",
+        "per-rank FFN hidden size",
+        '{"S": 2048, "B": 4}',
+        ("liger", "liger_in_place", "megatron", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768"),
+        "2026-07-26",
+    ),
+    (
+        "multi_token_attention",
+        "L",
+        "sequence length",
+        '{"B": 2, "C_in": 4, "C_out": 4, "K": 3, "groups": 1, "bias": true, "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("32", "64", "128", "256", "512", "1024"),
+        "2025-04-28",
+    ),
+    (
+        "poly_norm",
+        "T",
+        "Sequence length",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "eps": 1e-06, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-22",
+    ),
+    (
+        "qwen2vl_mrope",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}',
+        ("huggingface", "liger_cutile", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "relu_squared",
+        "N",
+        "hidden size",
+        '{"M": 4096, "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("128", "256", "512", "1024", "2048", "4096", "8192", "16384"),
+        "2026-03-27",
+    ),
+    (
+        "rms_norm",
+        "H",
+        "hidden size",
+        '{"M": 2048, "dtype": "torch.bfloat16", "eps": 1e-06}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768"),
+        "2024-09-03",
+    ),
+    (
+        "rope",
+        "H",
+        "hidden size",
+        '{"dtype": "torch.bfloat16", "seq_len": 2048, "num_q_heads": 32, "num_kv_heads": 8}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("512", "2048", "8192"),
+        "2024-09-03",
+    ),
+    (
+        "rope",
+        "T",
+        "sequence length",
+        '{"dtype": "torch.bfloat16", "hidden_size": 8192, "num_q_heads": 32, "num_kv_heads": 8}',
+        ("huggingface", "liger"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2024-09-03",
+    ),
+    (
+        "rope",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}',
+        ("huggingface", "liger_cutile", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "softmax",
+        "N",
+        "hidden size",
+        '{"M": 2048, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("128", "256", "512", "1024", "2048", "4096"),
+        "2025-04-30",
+    ),
+    (
+        "softmax",
+        "N",
+        "hidden size",
+        '{"M": 2048, "dtype": "torch.bfloat16"}',
+        ("liger", "torch"),
+        ("forward", "full"),
+        ("128", "256", "512", "1024", "2048", "4096"),
+        "2025-04-30",
+    ),
+    (
+        "softmax",
+        "BT",
+        "B*T",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-24",
+    ),
+    (
+        "sparse_multi_token_attention",
+        "L",
+        "sequence length",
+        '{"B": 2, "C_in": 4, "C_out": 4, "K": 3, "groups": 1, "bias": true, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("32", "64", "128", "256", "512", "1024"),
+        "2025-04-30",
+    ),
+    (
+        "sparsemax",
+        "V",
+        "feature size",
+        '{"B": 4, "T": 512, "dim": -1, "dtype": "torch.float32"}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384", "32768"),
+        "2025-04-28",
+    ),
+    (
+        "sparsemax",
+        "BT",
+        "B*T",
+        '{"hidden_size": 4096, "dtype": "torch.bfloat16", "dim": -1, "bsz": 1, "seq_len": 8192}',
+        ("liger_cutile", "liger_triton", "torch"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "swiglu",
+        "T",
+        "sequence length",
+        '{"B": 4, "hidden_size": 4096, "dtype": "torch.bfloat16", "intermediate_size": 11008, "hidden_act": "silu"}',
+        ("huggingface", "liger"),
+        ("forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2024-09-03",
+    ),
+    (
+        "swiglu",
+        "T",
+        "total tokens",
+        '{"hidden_size": 4096, "intermediate_size": 14336, "dtype": "torch.bfloat16", "bsz": 1, "hidden_act": "silu", "seq_len": 8192}',
+        ("huggingface", "liger_cutile", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-07-22",
+    ),
+    (
+        "tiled_geglu",
+        "T",
+        "sequence length",
+        '{"bsz": 2, "hidden_size": 2048, "intermediate_size": 4096, "hidden_act": "gelu_pytorch_tanh", "activation_type": "geglu", "num_shards": 4, "dtype": "torch.bfloat16"}',
+        ("deepspeed_tiled", "huggingface", "liger", "liger_tiled"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2025-11-11",
+    ),
+    (
+        "tiled_geglu",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "intermediate_size": 14336, "hidden_act": "gelu_pytorch_tanh", "dtype": "torch.bfloat16", "activation_type": "geglu", "num_shards": 4, "bsz": 2}',
+        ("deepspeed_tiled", "huggingface", "liger_cutile", "liger_tiled", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "tiled_swiglu",
+        "T",
+        "sequence length",
+        '{"bsz": 2, "hidden_size": 2048, "intermediate_size": 4096, "hidden_act": "silu", "activation_type": "swiglu", "num_shards": 4, "dtype": "torch.bfloat16"}',
+        ("deepspeed_tiled", "huggingface", "liger", "liger_tiled"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192", "16384"),
+        "2025-11-11",
+    ),
+    (
+        "tiled_swiglu",
+        "T",
+        "sequence length",
+        '{"hidden_size": 4096, "intermediate_size": 14336, "hidden_act": "silu", "dtype": "torch.bfloat16", "activation_type": "swiglu", "num_shards": 4, "bsz": 2}',
+        ("deepspeed_tiled", "huggingface", "liger_cutile", "liger_tiled", "liger_triton"),
+        ("backward", "forward", "full"),
+        ("1024", "2048", "4096", "8192"),
+        "2026-06-26",
+    ),
+    (
+        "tvd",
+        "V",
+        "vocab size",
+        '{"B": 8, "T": 2048}',
+        ("liger", "torch"),
+        ("backward", "forward", "full"),
+        ("4096", "8192", "16384", "32768", "65536", "131072"),
+        "2024-10-26",
+    ),
 ]
 
 # name, weight, available from, to, product, form factor, architecture, speed factor
 GPUS = [
     ("NVIDIA A100-SXM4-80GB", 0.30, "2024-09-01", "2025-09-01", "NVIDIA A100", "SXM4 80GB", "sm_80", 1.00),
     ("NVIDIA H100 80GB HBM3", 0.22, "2024-10-01", "2026-08-20", "NVIDIA H100", "80GB HBM3", "sm_90", 0.60),
-    ("NVIDIA GeForce RTX 3090", 0.10, "2025-04-01", "2025-06-30", "NVIDIA GeForce RTX 3090", "24GB GDDR6X", "sm_86", 1.80),
+    (
+        "NVIDIA GeForce RTX 3090",
+        0.10,
+        "2025-04-01",
+        "2025-06-30",
+        "NVIDIA GeForce RTX 3090",
+        "24GB GDDR6X",
+        "sm_86",
+        1.80,
+    ),
     ("NVIDIA B200", 0.12, "2026-02-20", "2026-08-20", "NVIDIA B200", "180GB HBM3e", "sm_100", 0.45),
     ("NVIDIA H100 PCIe", 0.07, "2024-09-01", "2024-11-01", "NVIDIA H100", "PCIe 80GB", "sm_90", 0.75),
-    ("NVIDIA GeForce RTX 4090", 0.06, "2025-10-01", "2025-12-31", "NVIDIA GeForce RTX 4090", "24GB GDDR6X", "sm_89", 1.10),
+    (
+        "NVIDIA GeForce RTX 4090",
+        0.06,
+        "2025-10-01",
+        "2025-12-31",
+        "NVIDIA GeForce RTX 4090",
+        "24GB GDDR6X",
+        "sm_89",
+        1.10,
+    ),
     ("NVIDIA A100-SXM4-40GB", 0.05, "2024-10-15", "2024-12-15", "NVIDIA A100", "SXM4 40GB", "sm_80", 1.05),
     ("NVIDIA H100 NVL", 0.03, "2025-06-15", "2025-08-15", "NVIDIA H100", "NVL 94GB", "sm_90", 0.65),
 ]
@@ -145,11 +792,24 @@ EXTRA_GPUS = [
     ("NVIDIA L40S", 0.5, "2024-09-01", "2026-08-20", "NVIDIA L40S", "48GB GDDR6", "sm_89", 1.30),
 ]
 VERSIONS = [
-    ("0.1.1", "2024-08-20"), ("0.2.1", "2024-08-30"), ("0.3.0", "2024-09-20"), ("0.3.1", "2024-10-01"),
-    ("0.4.0", "2024-11-10"), ("0.4.1", "2024-11-14"), ("0.4.2", "2024-11-20"), ("0.5.2", "2024-12-15"),
-    ("0.5.3", "2025-02-20"), ("0.5.4", "2025-03-02"), ("0.5.8", "2025-04-20"), ("0.5.10", "2025-05-20"),
-    ("0.6.0", "2025-07-10"), ("0.6.1", "2025-08-01"), ("0.6.3", "2025-10-20"), ("0.7.0", "2026-02-20"),
-    ("0.8.0", "2026-05-20"), ("0.8.1", "2026-07-25"),
+    ("0.1.1", "2024-08-20"),
+    ("0.2.1", "2024-08-30"),
+    ("0.3.0", "2024-09-20"),
+    ("0.3.1", "2024-10-01"),
+    ("0.4.0", "2024-11-10"),
+    ("0.4.1", "2024-11-14"),
+    ("0.4.2", "2024-11-20"),
+    ("0.5.2", "2024-12-15"),
+    ("0.5.3", "2025-02-20"),
+    ("0.5.4", "2025-03-02"),
+    ("0.5.8", "2025-04-20"),
+    ("0.5.10", "2025-05-20"),
+    ("0.6.0", "2025-07-10"),
+    ("0.6.1", "2025-08-01"),
+    ("0.6.3", "2025-10-20"),
+    ("0.7.0", "2026-02-20"),
+    ("0.8.0", "2026-05-20"),
+    ("0.8.1", "2026-07-25"),
 ]
 MODES = ["forward", "backward", "full", "no-grad-forward"]
 METRICS = [("speed", "ms"), ("memory", "MB")]
@@ -162,21 +822,63 @@ PASS_TEXT = {
 MODE_SPEED = {"forward": 1.0, "backward": 2.1, "full": 3.0, "no-grad-forward": 0.9}
 MODE_MEMORY = {"forward": 0.6, "backward": 0.8, "full": 1.0, "no-grad-forward": 0.5}
 KERNEL_TITLES = {
-    "fused_add_rms_norm": "Fused add + RMSNorm", "rms_norm": "RMSNorm", "layer_norm": "LayerNorm",
-    "group_norm": "GroupNorm", "rope": "RoPE", "llama4_rope": "Llama 4 RoPE", "qwen2vl_mrope": "Qwen2-VL mRoPE",
-    "geglu": "GeGLU", "swiglu": "SwiGLU", "jsd": "JSD", "kl_div": "KL divergence", "tvd": "TVD", "dyt": "DyT",
+    "fused_add_rms_norm": "Fused add + RMSNorm",
+    "rms_norm": "RMSNorm",
+    "layer_norm": "LayerNorm",
+    "group_norm": "GroupNorm",
+    "rope": "RoPE",
+    "llama4_rope": "Llama 4 RoPE",
+    "qwen2vl_mrope": "Qwen2-VL mRoPE",
+    "geglu": "GeGLU",
+    "swiglu": "SwiGLU",
+    "jsd": "JSD",
+    "kl_div": "KL divergence",
+    "tvd": "TVD",
+    "dyt": "DyT",
 }
-X_SLUG = {"H": "hidden", "N": "hidden", "V": "vocab", "T": "seq", "BT": "tokens", "B": "batch", "C": "channels",
-          "L": "seq", "E": "experts", "seq_len": "seq", "ffn_local": "ffn", "model_config": ""}
-CFG_SLUG = {"M": "rows", "B": "batch", "bsz": "batch", "batch_size": "batch", "T": "seq", "S": "seq",
-            "seq_len": "seq", "H": "hidden", "hidden_size": "hidden", "D": "dim", "V": "vocab",
-            "vocab_size": "vocab", "intermediate_size": "inter", "intermediate_dim": "inter", "E": "experts",
-            "K": "k", "num_heads": "heads", "num_attention_heads": "heads", "num_q_heads": "heads",
-            "num_shards": "shards", "kernel_size": "ks", "TP": "tp"}
+X_SLUG = {
+    "H": "hidden",
+    "N": "hidden",
+    "V": "vocab",
+    "T": "seq",
+    "BT": "tokens",
+    "B": "batch",
+    "C": "channels",
+    "L": "seq",
+    "E": "experts",
+    "seq_len": "seq",
+    "ffn_local": "ffn",
+    "model_config": "",
+}
+CFG_SLUG = {
+    "M": "rows",
+    "B": "batch",
+    "bsz": "batch",
+    "batch_size": "batch",
+    "T": "seq",
+    "S": "seq",
+    "seq_len": "seq",
+    "H": "hidden",
+    "hidden_size": "hidden",
+    "D": "dim",
+    "V": "vocab",
+    "vocab_size": "vocab",
+    "intermediate_size": "inter",
+    "intermediate_dim": "inter",
+    "E": "experts",
+    "K": "k",
+    "num_heads": "heads",
+    "num_attention_heads": "heads",
+    "num_q_heads": "heads",
+    "num_shards": "shards",
+    "kernel_size": "ks",
+    "TP": "tp",
+}
 DTYPE_SLUG = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
 
 
 # ----------------------------------------------------------------------------- helpers
+
 
 def _epoch(day: str) -> int:
     return int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp())
@@ -190,14 +892,22 @@ def _slug(text: str) -> str:
 
 
 def _digest_obj(obj: dict) -> str:
-    text = json.dumps({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def _sha_of(value) -> str:
-    return "sha256:" + hashlib.sha256(
-        json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    return (
+        "sha256:"
+        + hashlib.sha256(
+            json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        ).hexdigest()
+    )
 
 
 def kernel_title(kernel: str) -> str:
@@ -205,14 +915,19 @@ def kernel_title(kernel: str) -> str:
 
 
 def protocol_object(mode: str) -> dict:
-    notes = (f"Timed: {PASS_TEXT[mode]}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 "
-             "(median with p20/p80 spread). The upstream CSV records no CUDA, driver, or torch version; "
-             "the Liger release rides each run's labels. Comparable only within one kernel, workload, "
-             "timed pass, and GPU.")
+    notes = (
+        f"Timed: {PASS_TEXT[mode]}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 "
+        "(median with p20/p80 spread). The upstream CSV records no CUDA, driver, or torch version; "
+        "the Liger release rides each run's labels. Comparable only within one kernel, workload, "
+        "timed pass, and GPU."
+    )
     return {
         "kind": "BenchmarkProtocol",
         "spec": {
-            "harness": {"name": "Liger-Kernel benchmark scripts", "repository": "https://github.com/linkedin/Liger-Kernel"},
+            "harness": {
+                "name": "Liger-Kernel benchmark scripts",
+                "repository": "https://github.com/linkedin/Liger-Kernel",
+            },
             "measurement": {"timer": "cuda_events", "primaryStatistic": "median"},
             "comparability": {"notes": notes, "family": "liger_kernel_bench"},
         },
@@ -226,8 +941,10 @@ def environment_object(gpu: tuple) -> dict:
     short = name.replace("NVIDIA ", "").replace("GeForce ", "")
     return {
         "kind": "ExecutionEnvironment",
-        "spec": {"hardware": {"vendor": "nvidia", "product": product, "formFactor": form, "architecture": arch},
-                 "software": {}},
+        "spec": {
+            "hardware": {"vendor": "nvidia", "product": product, "formFactor": form, "architecture": arch},
+            "software": {},
+        },
         "metadata": {"name": f"liger-bench-{_slug(name)}", "title": f"Liger benchmark host · {short}"},
         "apiVersion": API_VERSION,
     }
@@ -248,6 +965,7 @@ def workload_slug(x_name: str, x_value: str, config: str) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------- catalog
+
 
 class Catalog:
     """Flattened catalog: suites, blocks (suite x provider x mode x metric) and series (block x x-value)."""
@@ -287,8 +1005,11 @@ class Catalog:
                             w = 0.12
                         if m == "no-grad-forward":
                             w = 0.2
-                        b_suite.append(si); b_prov.append(self.providers.index(p))
-                        b_mode.append(MODES.index(m)); b_metric.append(mi); b_weight.append(w)
+                        b_suite.append(si)
+                        b_prov.append(self.providers.index(p))
+                        b_mode.append(MODES.index(m))
+                        b_metric.append(mi)
+                        b_weight.append(w)
         self.b_suite = np.array(b_suite)
         self.b_prov = np.array(b_prov)
         self.b_mode = np.array(b_mode)
@@ -302,16 +1023,23 @@ class Catalog:
         base_speed = np.exp(rng.uniform(np.log(0.01), np.log(0.8), len(SUITES)))
         base_mem = np.exp(rng.uniform(np.log(2.0), np.log(1500.0), len(SUITES)))
         alpha = rng.uniform(0.6, 1.0, len(SUITES))
-        prov_speed = np.array([(0.7 if p.startswith("liger") else 0.85 if p == "torch_compile" else 1.0)
-                               * rng.uniform(0.9, 1.1) for p in self.providers])
-        prov_mem = np.array([(0.55 if p.startswith("liger") else 1.0) * rng.uniform(0.95, 1.05)
-                             for p in self.providers])
+        prov_speed = np.array(
+            [
+                (0.7 if p.startswith("liger") else 0.85 if p == "torch_compile" else 1.0) * rng.uniform(0.9, 1.1)
+                for p in self.providers
+            ]
+        )
+        prov_mem = np.array(
+            [(0.55 if p.startswith("liger") else 1.0) * rng.uniform(0.95, 1.05) for p in self.providers]
+        )
         mode_speed = np.array([MODE_SPEED[m] for m in MODES])
         mode_mem = np.array([MODE_MEMORY[m] for m in MODES])
         is_speed = self.b_metric == 0
-        self.b_base = np.where(is_speed,
-                               base_speed[self.b_suite] * prov_speed[self.b_prov] * mode_speed[self.b_mode],
-                               base_mem[self.b_suite] * prov_mem[self.b_prov] * mode_mem[self.b_mode])
+        self.b_base = np.where(
+            is_speed,
+            base_speed[self.b_suite] * prov_speed[self.b_prov] * mode_speed[self.b_mode],
+            base_mem[self.b_suite] * prov_mem[self.b_prov] * mode_mem[self.b_mode],
+        )
         self.suite_alpha = alpha
         self.gpu_factor = np.array([g[7] for g in self.gpus])
         # strings
@@ -331,7 +1059,7 @@ class Catalog:
         suite = self.b_suite[block]
         x_rel = self.wl_num[wl] / self.wl_num[self.b_x0[block]]
         speed = self.b_metric[block] == 0
-        scale = np.where(speed, x_rel ** self.suite_alpha[suite] * self.gpu_factor[gpu], x_rel ** 0.9)
+        scale = np.where(speed, x_rel ** self.suite_alpha[suite] * self.gpu_factor[gpu], x_rel**0.9)
         return self.b_base[block] * scale
 
 
@@ -347,8 +1075,10 @@ def catalog() -> Catalog:
 
 # ----------------------------------------------------------------------------- plan
 
-def _sample_runs(cat: Catalog, rng: np.random.Generator, n_runs: int, t_lo: int, t_hi: int,
-                 gpu_pool: list[int], parity: int):
+
+def _sample_runs(
+    cat: Catalog, rng: np.random.Generator, n_runs: int, t_lo: int, t_hi: int, gpu_pool: list[int], parity: int
+):
     """Blocks, gpus and unique timestamps (seconds, all of the given parity) of n_runs runs, time-ordered."""
     block = rng.choice(len(cat.b_p), n_runs, p=cat.b_p)
     w = np.array([cat.gpus[g][1] for g in gpu_pool])
@@ -400,8 +1130,17 @@ def _rows_from_runs(cat: Catalog, rng, block, gpu, ts, vidx, run_noise, n_rows: 
     y80 = (y50 * hi).astype(f32).astype(np.float64)
     y20 = np.minimum(y20, y50)
     y80 = np.maximum(y80, y50)
-    return {"run": run, "block": blk, "wl": wl, "gpu": g, "ts": ts[run], "vidx": vidx[run],
-            "y20": y20, "y50": y50, "y80": y80}
+    return {
+        "run": run,
+        "block": blk,
+        "wl": wl,
+        "gpu": g,
+        "ts": ts[run],
+        "vidx": vidx[run],
+        "y20": y20,
+        "y50": y50,
+        "y80": y80,
+    }
 
 
 def _n_runs_for(cat: Catalog, n_rows: int) -> int:
@@ -425,39 +1164,45 @@ def _ts_strings(ts: np.ndarray, fmt: str) -> pl.Series:
 
 def _csv_frame(cat: Catalog, rows: dict, idx: np.ndarray | None = None) -> pl.DataFrame:
     """Polars frame with the upstream CSV columns for rows[idx] (all rows when idx is None)."""
+
     def take(name):
         a = rows[name]
         return a if idx is None else a[idx]
+
     blk, wl = take("block"), take("wl")
     suite = cat.b_suite[blk]
     metric = cat.b_metric[blk]
-    return pl.DataFrame({
-        "kernel_name": cat.s_kernel.gather(suite),
-        "kernel_provider": cat.s_provider.gather(cat.b_prov[blk]),
-        "kernel_operation_mode": cat.s_mode.gather(cat.b_mode[blk]),
-        "metric_name": cat.s_metric.gather(metric),
-        "metric_unit": cat.s_unit.gather(metric),
-        "x_name": cat.s_xname.gather(suite),
-        "x_label": cat.s_xlabel.gather(suite),
-        "x_value": cat.s_xval.gather(wl),
-        "y_value_50": take("y50"),
-        "y_value_20": take("y20"),
-        "y_value_80": take("y80"),
-        "extra_benchmark_config_str": cat.s_config.gather(suite),
-        "gpu_name": cat.s_gpu.gather(take("gpu")),
-        "timestamp": _ts_strings(take("ts"), "%Y-%m-%d %H:%M:%S"),
-        "liger_version": cat.s_version.gather(take("vidx")),
-    })
+    return pl.DataFrame(
+        {
+            "kernel_name": cat.s_kernel.gather(suite),
+            "kernel_provider": cat.s_provider.gather(cat.b_prov[blk]),
+            "kernel_operation_mode": cat.s_mode.gather(cat.b_mode[blk]),
+            "metric_name": cat.s_metric.gather(metric),
+            "metric_unit": cat.s_unit.gather(metric),
+            "x_name": cat.s_xname.gather(suite),
+            "x_label": cat.s_xlabel.gather(suite),
+            "x_value": cat.s_xval.gather(wl),
+            "y_value_50": take("y50"),
+            "y_value_20": take("y20"),
+            "y_value_80": take("y80"),
+            "extra_benchmark_config_str": cat.s_config.gather(suite),
+            "gpu_name": cat.s_gpu.gather(take("gpu")),
+            "timestamp": _ts_strings(take("ts"), "%Y-%m-%d %H:%M:%S"),
+            "liger_version": cat.s_version.gather(take("vidx")),
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- CSV
+
 
 def default_snapshots(csv_rows: int) -> int:
     return int(min(40, max(2, csv_rows // 2000)))
 
 
-def write_csv_snapshots(out_dir: str | Path, csv_rows: int, seed: int, snapshots: int | None = None,
-                        dup_frac: float = 0.25) -> tuple[dict, list[Path]]:
+def write_csv_snapshots(
+    out_dir: str | Path, csv_rows: int, seed: int, snapshots: int | None = None, dup_frac: float = 0.25
+) -> tuple[dict, list[Path]]:
     """Write csv_rows rows over `snapshots` files; returns (distinct-row plan, written paths)."""
     cat = catalog()
     out = Path(out_dir) / "liger_csv"
@@ -483,11 +1228,11 @@ def write_csv_snapshots(out_dir: str | Path, csv_rows: int, seed: int, snapshots
     order = np.argsort(tgt, kind="stable")
     src, tgt = src[order], tgt[order]
     dbounds = np.searchsorted(tgt, np.arange(k + 1), side="left")
-    hexes = rng.integers(0, 2 ** 40, k)
+    hexes = rng.integers(0, 2**40, k)
     paths = []
     for j in range(k):
         new = np.arange(bounds[j], bounds[j + 1], dtype=np.int64)
-        idx = np.concatenate([src[dbounds[j]:dbounds[j + 1]], new])
+        idx = np.concatenate([src[dbounds[j] : dbounds[j + 1]], new])
         last_ts = int(rows["ts"][bounds[j + 1] - 1]) if bounds[j + 1] > bounds[j] else _epoch(T_START)
         day = datetime.fromtimestamp(last_ts + 86400, tz=UTC).strftime("%Y-%m-%d")
         path = out / f"{day}_{int(hexes[j]):010x}_all_benchmark_data.csv"
@@ -509,27 +1254,31 @@ def write_extra_snapshot(out_dir: str | Path, rows: int = 2500, seed: int = 1) -
     pool = [i for i, g in enumerate(GPUS) if _epoch(g[3]) >= _epoch(T_END) - 86400]
     plan = _plan_rows(cat, rng, rows, lo, hi, pool, parity=0)
     day = datetime.fromtimestamp(int(plan["ts"].max()) + 86400, tz=UTC).strftime("%Y-%m-%d")
-    path = out / f"{day}_{int(rng.integers(0, 2 ** 40)):010x}_all_benchmark_data.csv"
+    path = out / f"{day}_{int(rng.integers(0, 2**40)):010x}_all_benchmark_data.csv"
     _csv_frame(cat, plan).write_csv(path)
     return path
 
 
 # ----------------------------------------------------------------------------- bundles
 
+
 def _dim_tables(cat: Catalog):
     protos = [protocol_object(m) for m in MODES]
     envs = [environment_object(g) for g in cat.gpus]
     dumps = lambda o: json.dumps(o, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
-    return (pl.Series([dumps(o) for o in protos]), pl.Series([_digest_obj(o) for o in protos]),
-            pl.Series([dumps(o) for o in envs]), pl.Series([_digest_obj(o) for o in envs]))
+    return (
+        pl.Series([dumps(o) for o in protos]),
+        pl.Series([_digest_obj(o) for o in protos]),
+        pl.Series([dumps(o) for o in envs]),
+        pl.Series([_digest_obj(o) for o in envs]),
+    )
 
 
 def _workload_tables(cat: Catalog):
     digests, slugs, names = [], [], []
     for w, si in enumerate(cat.wl_suite):
         s = SUITES[si]
-        digests.append(_sha_of({"kernel": s[0], "x_name": s[1], "x_value": cat.wl_xval[w],
-                                "config": json.loads(s[3])}))
+        digests.append(_sha_of({"kernel": s[0], "x_name": s[1], "x_value": cat.wl_xval[w], "config": json.loads(s[3])}))
         full, short = workload_slug(s[1], cat.wl_xval[w], s[3])
         slugs.append(full)
         names.append(short)
@@ -541,52 +1290,109 @@ def _bundle_lines(cat: Catalog, b: dict, tables) -> pl.DataFrame:
     blk = b["block"]
     suite = cat.b_suite[blk]
     mode = cat.b_mode[blk]
-    df = pl.DataFrame({
-        "kernel": cat.s_kernel.gather(suite),
-        "provider": cat.s_provider.gather(cat.b_prov[blk]),
-        "mode": cat.s_mode.gather(mode),
-        "gpu_slug": pl.Series([_slug(g) for g in cat.gpu_names]).gather(b["gpu"]),
-        "ktitle": pl.Series([kernel_title(k) for k in SUITES_KERNELS]).gather(suite),
-        "wl_dig": wl_dig.gather(b["wl"]),
-        "wl_slug": wl_slug.gather(b["wl"]),
-        "wl_name": wl_name.gather(b["wl"]),
-        "version": cat.s_version.gather(b["vidx"]),
-        "p_json": p_json.gather(mode),
-        "p_dig": p_dig.gather(mode),
-        "e_json": e_json.gather(b["gpu"]),
-        "e_dig": e_dig.gather(b["gpu"]),
-        "observed": _ts_strings(b["ts"], "%Y-%m-%dT%H:%M:%S.000Z"),
-        "ts_slug": _ts_strings(b["ts"], "%Y-%m-%d-%H-%M-%S"),
-        "y20": b["y20"], "y50": b["y50"], "y80": b["y80"],
-    })
+    df = pl.DataFrame(
+        {
+            "kernel": cat.s_kernel.gather(suite),
+            "provider": cat.s_provider.gather(cat.b_prov[blk]),
+            "mode": cat.s_mode.gather(mode),
+            "gpu_slug": pl.Series([_slug(g) for g in cat.gpu_names]).gather(b["gpu"]),
+            "ktitle": pl.Series([kernel_title(k) for k in SUITES_KERNELS]).gather(suite),
+            "wl_dig": wl_dig.gather(b["wl"]),
+            "wl_slug": wl_slug.gather(b["wl"]),
+            "wl_name": wl_name.gather(b["wl"]),
+            "version": cat.s_version.gather(b["vidx"]),
+            "p_json": p_json.gather(mode),
+            "p_dig": p_dig.gather(mode),
+            "e_json": e_json.gather(b["gpu"]),
+            "e_dig": e_dig.gather(b["gpu"]),
+            "observed": _ts_strings(b["ts"], "%Y-%m-%dT%H:%M:%S.000Z"),
+            "ts_slug": _ts_strings(b["ts"], "%Y-%m-%d-%H-%M-%S"),
+            "y20": b["y20"],
+            "y50": b["y50"],
+            "y80": b["y80"],
+        }
+    )
     c = pl.col
     s = lambda x: pl.lit(x)  # noqa: E731
-    impl = (c("provider") + s("|") + c("kernel") + s("|") + c("version"))
+    impl = c("provider") + s("|") + c("kernel") + s("|") + c("version")
     impl_tab = df.select(impl.unique().alias("k")).sort("k")
-    impl_tab = impl_tab.with_columns(pl.Series("impl_dig", [
-        _sha_of(dict(zip(("provider", "kernel", "liger_version"), k.split("|")))) for k in impl_tab["k"]]))
+    impl_tab = impl_tab.with_columns(
+        pl.Series(
+            "impl_dig",
+            [
+                _sha_of(dict(zip(("provider", "kernel", "liger_version"), k.split("|"), strict=False)))
+                for k in impl_tab["k"]
+            ],
+        )
+    )
     df = df.with_columns(impl.alias("k")).join(impl_tab, on="k", how="left", maintain_order="left")
     kdash = c("kernel").str.replace_all("_", "-")
     pdash = c("provider").str.replace_all("_", "-")
     ns = lambda col: (c(col) * 1e6).round(0).cast(pl.Int64).cast(pl.String)  # noqa: E731
     ms = lambda col: c(col).cast(pl.String)  # noqa: E731
-    run = pl.concat_str([
-        s('{"apiVersion":"' + API_VERSION + '","kind":"BenchmarkRun","metadata":{"name":"liger-'),
-        kdash, s("-"), c("mode"), s("-"), pdash, s("-"), c("gpu_slug"), s("-"), c("wl_name"),
-        s('","title":"'), c("ktitle"), s(" · "), c("provider"), s(" · "), c("mode"),
-        s('","labels":{"liger_version":"'), c("version"),
-        s('"}},"spec":{"status":"passed","timing":{"latencyNs":{"median":'), ns("y50"),
-        s('},"primaryStatistic":"median"},"observedAt":"'), c("observed"),
-        s('","measurements":[{"unit":"ns","value":'), ns("y20"),
-        s(',"metric":"latency","statistic":"p20"},{"unit":"ns","value":'), ns("y80"),
-        s(',"metric":"latency","statistic":"p80"}],"sourceNative":{"source":"liger-kernel-bench","metrics":{"ms_20":'),
-        ms("y20"), s(',"ms_50":'), ms("y50"), s(',"ms_80":'), ms("y80"),
-        s('},"benchmark":"'), c("kernel"), s("/"), c("mode"),
-        s('","externalId":"'), c("kernel"), s("/"), c("mode"), s("/"), c("provider"), s("/"), c("gpu_slug"),
-        s("/"), c("wl_slug"), s("/"), c("ts_slug"),
-        s('"},"protocolDigest":"'), c("p_dig"), s('","workloadDigest":"'), c("wl_dig"),
-        s('","environmentDigest":"'), c("e_dig"), s('","implementationDigest":"'), c("impl_dig"), s('"}}'),
-    ])
+    run = pl.concat_str(
+        [
+            s('{"apiVersion":"' + API_VERSION + '","kind":"BenchmarkRun","metadata":{"name":"liger-'),
+            kdash,
+            s("-"),
+            c("mode"),
+            s("-"),
+            pdash,
+            s("-"),
+            c("gpu_slug"),
+            s("-"),
+            c("wl_name"),
+            s('","title":"'),
+            c("ktitle"),
+            s(" · "),
+            c("provider"),
+            s(" · "),
+            c("mode"),
+            s('","labels":{"liger_version":"'),
+            c("version"),
+            s('"}},"spec":{"status":"passed","timing":{"latencyNs":{"median":'),
+            ns("y50"),
+            s('},"primaryStatistic":"median"},"observedAt":"'),
+            c("observed"),
+            s('","measurements":[{"unit":"ns","value":'),
+            ns("y20"),
+            s(',"metric":"latency","statistic":"p20"},{"unit":"ns","value":'),
+            ns("y80"),
+            s(
+                ',"metric":"latency","statistic":"p80"}],"sourceNative":{"source":"liger-kernel-bench","metrics":{"ms_20":'
+            ),
+            ms("y20"),
+            s(',"ms_50":'),
+            ms("y50"),
+            s(',"ms_80":'),
+            ms("y80"),
+            s('},"benchmark":"'),
+            c("kernel"),
+            s("/"),
+            c("mode"),
+            s('","externalId":"'),
+            c("kernel"),
+            s("/"),
+            c("mode"),
+            s("/"),
+            c("provider"),
+            s("/"),
+            c("gpu_slug"),
+            s("/"),
+            c("wl_slug"),
+            s("/"),
+            c("ts_slug"),
+            s('"},"protocolDigest":"'),
+            c("p_dig"),
+            s('","workloadDigest":"'),
+            c("wl_dig"),
+            s('","environmentDigest":"'),
+            c("e_dig"),
+            s('","implementationDigest":"'),
+            c("impl_dig"),
+            s('"}}'),
+        ]
+    )
     line = pl.concat_str([s('{"run":'), run, s(',"protocol":'), c("p_json"), s(',"environment":'), c("e_json"), s("}")])
     return df.select(line.alias("line"))
 
@@ -610,8 +1416,7 @@ def write_bundles(out_dir: str | Path, n_bundles: int, seed: int, csv_rows: dict
     n_alone = n_bundles - n_fold
     if n_alone:
         # standalone: odd-second timestamps, speed blocks only, CSV GPUs plus bundle-only GPUs
-        alone = _plan_rows(cat, rng, n_alone * 2, _epoch(T_START), _epoch(T_END),
-                           list(range(len(cat.gpus))), parity=1)
+        alone = _plan_rows(cat, rng, n_alone * 2, _epoch(T_START), _epoch(T_END), list(range(len(cat.gpus))), parity=1)
         keep = np.flatnonzero(cat.b_metric[alone["block"]] == 0)
         while len(keep) < n_alone:  # very unlikely; top up
             more = _plan_rows(cat, rng, n_alone * 2, _epoch(T_START), _epoch(T_END), list(range(len(cat.gpus))), 1)
@@ -626,7 +1431,7 @@ def write_bundles(out_dir: str | Path, n_bundles: int, seed: int, csv_rows: dict
     perm = rng.permutation(n_bundles)
     tables = _dim_tables(cat) + _workload_tables(cat)
     for f, lo in enumerate(range(0, n_bundles, BUNDLES_PER_FILE)):
-        idx = perm[lo:lo + BUNDLES_PER_FILE]
+        idx = perm[lo : lo + BUNDLES_PER_FILE]
         chunk = {k: v[idx] for k, v in allb.items()}
         path = out / f"bundles-{f:05d}.ndjson"
         _bundle_lines(cat, chunk, tables).write_csv(path, include_header=False, quote_style="never")
@@ -636,8 +1441,15 @@ def write_bundles(out_dir: str | Path, n_bundles: int, seed: int, csv_rows: dict
 
 # ----------------------------------------------------------------------------- entry points
 
-def generate(out_dir: str | Path, csv_rows: int, bundles: int, seed: int = 0, snapshots: int | None = None,
-             dup_frac: float = 0.25) -> dict:
+
+def generate(
+    out_dir: str | Path,
+    csv_rows: int,
+    bundles: int,
+    seed: int = 0,
+    snapshots: int | None = None,
+    dup_frac: float = 0.25,
+) -> dict:
     """Generate the whole dataset; returns a summary dict (counts, paths, seconds)."""
     t0 = time.perf_counter()
     rows, csv_paths = write_csv_snapshots(out_dir, csv_rows, seed, snapshots, dup_frac)
@@ -645,9 +1457,15 @@ def generate(out_dir: str | Path, csv_rows: int, bundles: int, seed: int = 0, sn
     n_fold, b_paths = write_bundles(out_dir, bundles, seed, rows)
     t2 = time.perf_counter()
     return {
-        "out_dir": str(out_dir), "csv_rows": csv_rows, "distinct_rows": int(len(rows["y50"])),
-        "csv_files": len(csv_paths), "bundles": bundles, "bundles_folding": n_fold,
-        "bundle_files": len(b_paths), "csv_seconds": round(t1 - t0, 3), "bundle_seconds": round(t2 - t1, 3),
+        "out_dir": str(out_dir),
+        "csv_rows": csv_rows,
+        "distinct_rows": int(len(rows["y50"])),
+        "csv_files": len(csv_paths),
+        "bundles": bundles,
+        "bundles_folding": n_fold,
+        "bundle_files": len(b_paths),
+        "csv_seconds": round(t1 - t0, 3),
+        "bundle_seconds": round(t2 - t1, 3),
         "seconds": round(t2 - t0, 3),
     }
 

@@ -34,8 +34,14 @@ def _maxrss_mb(ru_maxrss: int) -> float:
     return ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else ru_maxrss / 1024
 
 
-def measure_subprocess(cmd: Sequence[str], *, cwd: str | Path | None = None, env: dict | None = None,
-                       timeout: float | None = None, check: bool = True) -> dict:
+def measure_subprocess(
+    cmd: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: dict | None = None,
+    timeout: float | None = None,
+    check: bool = True,
+) -> dict:
     """Run cmd; return {wall_s, peak_rss_mb, returncode, stdout, stderr} (output captured via temp files)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -57,8 +63,13 @@ def measure_subprocess(cmd: Sequence[str], *, cwd: str | Path | None = None, env
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{stderr[-4000:]}")
-    return {"wall_s": wall, "peak_rss_mb": _maxrss_mb(usage.ru_maxrss), "returncode": proc.returncode,
-            "stdout": stdout, "stderr": stderr}
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": _maxrss_mb(usage.ru_maxrss),
+        "returncode": proc.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
 
 
 def python_module(module: str, *args: Any) -> list[str]:
@@ -86,8 +97,9 @@ def _call_entry(in_path: str, out_path: str) -> None:
         pickle.dump(payload, fh)
 
 
-def measure_callable(fn: Callable, *args: Any, cwd: str | Path | None = None, env: dict | None = None,
-                     **kwargs: Any) -> dict:
+def measure_callable(
+    fn: Callable, *args: Any, cwd: str | Path | None = None, env: dict | None = None, **kwargs: Any
+) -> dict:
     """Run fn(*args, **kwargs) in a fresh interpreter (``python -m bench.measure``), reaped with wait4.
 
     Returns {wall_s (the call itself), total_wall_s (incl. interpreter start + imports),
@@ -107,8 +119,9 @@ def measure_callable(fn: Callable, *args: Any, cwd: str | Path | None = None, en
         env = dict(os.environ if env is None else env)
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        m = measure_subprocess(python_module("bench.measure", "_call", in_path, out_path), cwd=cwd, env=env,
-                               check=False)
+        m = measure_subprocess(
+            python_module("bench.measure", "_call", in_path, out_path), cwd=cwd, env=env, check=False
+        )
         if not os.path.exists(out_path):
             raise RuntimeError(f"{qualname} died (exit code {m['returncode']}):\n{m['stderr'][-4000:]}")
         with open(out_path, "rb") as fh:
@@ -129,11 +142,19 @@ def measure_inline(fn: Callable, *args: Any, **kwargs: Any) -> dict:
 
 # ----------------------------------------------------------------------------- table
 
-def result_row(case: str, size: Any, rows: int, wall_s: float, peak_rss_mb: float | None = None,
-               ratio: float | None = None) -> dict:
-    return {"case": case, "size": size, "rows": int(rows), "wall_s": float(wall_s),
-            "rows_per_s": (rows / wall_s) if wall_s > 0 else None,
-            "peak_rss_mb": peak_rss_mb, "ratio": ratio}
+
+def result_row(
+    case: str, size: Any, rows: int, wall_s: float, peak_rss_mb: float | None = None, ratio: float | None = None
+) -> dict:
+    return {
+        "case": case,
+        "size": size,
+        "rows": int(rows),
+        "wall_s": float(wall_s),
+        "rows_per_s": (rows / wall_s) if wall_s > 0 else None,
+        "peak_rss_mb": peak_rss_mb,
+        "ratio": ratio,
+    }
 
 
 def add_ratios(results: list[dict], reference_case: str) -> list[dict]:
@@ -169,8 +190,12 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(results: list[dict], md_path: str | Path | None = None, csv_path: str | Path | None = None,
-                reference_case: str | None = None) -> str:
+def write_table(
+    results: list[dict],
+    md_path: str | Path | None = None,
+    csv_path: str | Path | None = None,
+    reference_case: str | None = None,
+) -> str:
     """Write results as markdown and/or CSV (raw numbers); returns the markdown text."""
     if reference_case:
         add_ratios(results, reference_case)

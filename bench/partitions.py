@@ -23,8 +23,10 @@ from pipeline.ingest.partitions import current_keys
 from pipeline.stage.store import StagingStore
 
 PROJECT = Path(__file__).resolve().parents[1]
-ADD_PARTITIONS = ("import dagster as dg, sys; from pipeline.defs.ingest import source_partitions; "
-                  "dg.DagsterInstance.get().add_dynamic_partitions(source_partitions.name, sys.argv[1:])")
+ADD_PARTITIONS = (
+    "import dagster as dg, sys; from pipeline.defs.ingest import source_partitions; "
+    "dg.DagsterInstance.get().add_dynamic_partitions(source_partitions.name, sys.argv[1:])"
+)
 
 
 def stage_in_process(data: str, staging: str) -> dict:
@@ -43,8 +45,13 @@ def partition_runs(data: Path, work: Path, workers: int) -> tuple[float, int]:
     dg = Path(sys.executable).parent / "dg"
 
     def launch(key: str) -> None:
-        subprocess.run([str(dg), "launch", "--job", "liger_partitioned_staging", "--partition", key], env=env,
-                       cwd=PROJECT, check=True, capture_output=True)
+        subprocess.run(
+            [str(dg), "launch", "--job", "liger_partitioned_staging", "--partition", key],
+            env=env,
+            cwd=PROJECT,
+            check=True,
+            capture_output=True,
+        )
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -60,12 +67,17 @@ def bench_partitions(label: str, data: Path, work: Path, results: list[dict], li
     walls = {}
     for workers in (1, 2):
         walls[workers], n = partition_runs(data, work / f"partitions-{workers}w", workers)
-        results.append(result_row(f"staging_partitions_{workers}_worker", label, n, walls[workers],
-                                  ratio=walls[workers] / walls[1]))
+        results.append(
+            result_row(
+                f"staging_partitions_{workers}_worker", label, n, walls[workers], ratio=walls[workers] / walls[1]
+            )
+        )
     overhead = (walls[1] - inproc["wall_s"]) / n
-    lines.append(f"| {label} | {n} partitions | 1 worker {walls[1]:.1f} s, 2 workers {walls[2]:.1f} s "
-                 f"(x{walls[1] / walls[2]:.2f}); in-process staging {inproc['wall_s']:.1f} s; "
-                 f"Dagster overhead {overhead:.2f} s per partition |")
+    lines.append(
+        f"| {label} | {n} partitions | 1 worker {walls[1]:.1f} s, 2 workers {walls[2]:.1f} s "
+        f"(x{walls[1] / walls[2]:.2f}); in-process staging {inproc['wall_s']:.1f} s; "
+        f"Dagster overhead {overhead:.2f} s per partition |"
+    )
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ p20/p50/p80 multiplied by 1 + shift. Pools:
 * ``rerun``: the new version is an *earlier same-version re-run*, so the pair
   carries real run-to-run noise, and X keeps both its runs.
 * ``split runs``: like ``copy, 3 runs``, and in one sweep in ten the new
-  version has a fourth run x2 off the others; only those pairs are counted. Whichever run counted would decide the answer, so no regression
-  or improvement may be called (the verdict is `unstable`).
+  version has a fourth run x2 off the others; only those pairs are counted.
+  Whichever run counted would decide the answer, so no regression or improvement may be called (the verdict is `unstable`).
 
 Positives: liger shifted, reference unchanged (or absent). Negatives: shift 0
 (a same-version copy) and liger shifted together with its reference (machine
@@ -131,7 +131,9 @@ def _build(base_db: Path, pool: Pool, shift: float, reference_shifted: bool, set
     con.execute("detach src")
     versions = [r[0] for r in con.execute("select distinct liger_version from base_measurements").fetchall()]
     # plain releases only: X.Y.Z + '.post9999' sorts right after X.Y.Z and before the next one
-    plain = [v for v in versions if (pv := parse_version(v)) is not None and not (pv.pre or pv.post or pv.dev or pv.local)]
+    plain = [
+        v for v in versions if (pv := parse_version(v)) is not None and not (pv.pre or pv.post or pv.dev or pv.local)
+    ]
     factor = 1.0 + shift
     con.execute(
         _SYNTHETIC_SQL,
@@ -168,8 +170,10 @@ where ends_with(to_version, '{SYNTHETIC_SUFFIX}') and shared_points >= min_share
 
 def _rows(con, sql, pool: Pool):
     """The synthetic pairs of one build; in a split pool only the pairs whose new version was split."""
-    rows = [dict(zip(("verdict", "bands", "has_ref", "beyond", "to_runs"), r, strict=True))
-            for r in con.execute(sql).fetchall()]
+    rows = [
+        dict(zip(("verdict", "bands", "has_ref", "beyond", "to_runs"), r, strict=True))
+        for r in con.execute(sql).fetchall()
+    ]
     return [r for r in rows if r["to_runs"] == len(pool.new_runs)] if pool.split_modulo > 1 else rows
 
 
@@ -177,8 +181,9 @@ def _share(rows: list[dict]) -> float:
     return sum(r["verdict"] == "regression" for r in rows) / len(rows) if rows else math.nan
 
 
-def detection_benchmark(base_db: Path, settings: RegressionSettings | None = None,
-                        shifts: tuple[float, ...] = SHIFTS) -> list[dict]:
+def detection_benchmark(
+    base_db: Path, settings: RegressionSettings | None = None, shifts: tuple[float, ...] = SHIFTS
+) -> list[dict]:
     """One row per pool, level and shift: recall, precision, false alarms, unstable verdicts."""
     results = []
     for pool in POOLS:
@@ -211,9 +216,7 @@ def detection_benchmark(base_db: Path, settings: RegressionSettings | None = Non
                         "negatives": len(negatives),
                         "false_alarms": fp,
                         "precision": tp / (tp + fp) if tp + fp else math.nan,
-                        "rerun_flagged": sum(
-                            r["verdict"] in ("regression", "improvement") for r in base[level]
-                        ),
+                        "rerun_flagged": sum(r["verdict"] in ("regression", "improvement") for r in base[level]),
                         "unstable": sum(r["verdict"] == "unstable" for r in positives),
                         "machine_pairs": len(machine),
                         "machine_drift": sum(r["verdict"] == "drift" for r in machine),
@@ -269,11 +272,11 @@ def main(argv: list[str]) -> None:
     if "--json" in args:
         i = args.index("--json")
         json_out = Path(args[i + 1])
-        del args[i:i + 2]
+        del args[i : i + 2]
     if "--shifts" in args:
         i = args.index("--shifts")
         shifts = tuple(float(x) for x in args[i + 1].split(","))
-        del args[i:i + 2]
+        del args[i : i + 2]
     with tempfile.TemporaryDirectory() as tmp:
         base_db = Path(args[0]) if args else _shipped_warehouse(Path(tmp) / "warehouse")
         results = detection_benchmark(base_db, shifts=shifts or SHIFTS)

@@ -29,8 +29,13 @@ from bench.partitions import bench_partitions
 
 PROJECT = Path(__file__).resolve().parents[1]
 PARTITION_SIZES = {"1m"}  # 2 workers vs 1 on the 1 M case (a run per partition: too slow for the CI smoke)
-SIZES = {"smoke": (20_000, 2_000), "100k": (100_000, 10_000), "1m": (1_000_000, 100_000),
-         "3m": (3_000_000, 300_000), "10m": (10_000_000, 1_000_000)}
+SIZES = {
+    "smoke": (20_000, 2_000),
+    "100k": (100_000, 10_000),
+    "1m": (1_000_000, 100_000),
+    "3m": (3_000_000, 300_000),
+    "10m": (10_000_000, 1_000_000),
+}
 
 
 def _parse_size(text: str) -> int:
@@ -41,8 +46,14 @@ def _parse_size(text: str) -> int:
 def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
     home.mkdir(parents=True, exist_ok=True)
     shutil.copy(PROJECT / "config" / "dagster.yaml", home / "dagster.yaml")
-    return {**os.environ, "LIGER_DATA_RAW": str(data), "LIGER_WAREHOUSE": str(warehouse), "DAGSTER_HOME": str(home),
-            "DAGSTER_DISABLE_TELEMETRY": "1", "PYTHONPATH": str(PROJECT)}
+    return {
+        **os.environ,
+        "LIGER_DATA_RAW": str(data),
+        "LIGER_WAREHOUSE": str(warehouse),
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_DISABLE_TELEMETRY": "1",
+        "PYTHONPATH": str(PROJECT),
+    }
 
 
 # runs log at INFO by default; the step timings below are read from the DEBUG step events
@@ -51,9 +62,11 @@ DEBUG_LOGS = '{"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}'
 
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     dg = Path(sys.executable).parent / "dg"
-    return measure_subprocess([dg, "launch", "--job", "liger_warehouse_job", "--config-json", DEBUG_LOGS], cwd=PROJECT,
-                              env=pipeline_env(data, warehouse, home))
-
+    return measure_subprocess(
+        [dg, "launch", "--job", "liger_warehouse_job", "--config-json", DEBUG_LOGS],
+        cwd=PROJECT,
+        env=pipeline_env(data, warehouse, home),
+    )
 
 
 STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
@@ -75,7 +88,9 @@ def view_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float, int]]:
     out = []
     with duckdb.connect(str(db), read_only=True) as con:
         con.execute("set enable_progress_bar = false")
-        views = [r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()]
+        views = [
+            r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()
+        ]
         for v in views:
             # hash every column so the scan really reads all of them (a bare count(*) is answered from metadata)
             q = f'select count(*), sum(hash(columns(*))) from "{v}"'
@@ -117,8 +132,16 @@ def query_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float]]:
     return out
 
 
-def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline: bool, results: list[dict],
-               latencies: list[str], step_lines: list[str]) -> None:
+def bench_size(
+    label: str,
+    csv_rows: int,
+    bundles: int,
+    work: Path,
+    run_baseline: bool,
+    results: list[dict],
+    latencies: list[str],
+    step_lines: list[str],
+) -> None:
     data, runs = work / f"data-{label}", work / f"runs-{label}"
     shutil.rmtree(runs, ignore_errors=True)
     if not (data / ".complete").exists():
@@ -145,8 +168,10 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
     print(f"[{label}] report step alone (write_report, default max_plots)", flush=True)
     rep = measure_callable(report_step.run, wh / "liger.duckdb", runs / "report")
     results.append(result_row("report_step", label, facts, rep["wall_s"], rep["peak_rss_mb"]))
-    step_lines.append(f"| {label} | report step alone: {rep['result']['flagged_sweeps']:,} flagged sweeps, "
-                      f"{rep['result']['plots']} plots | {rep['wall_s']:.1f} |")
+    step_lines.append(
+        f"| {label} | report step alone: {rep['result']['flagged_sweeps']:,} flagged sweeps, "
+        f"{rep['result']['plots']} plots | {rep['wall_s']:.1f} |"
+    )
 
     print(f"[{label}] floor (bare parse to Parquet)", flush=True)
     floor_total = {"wall_s": 0.0, "peak": 0.0}
@@ -174,13 +199,24 @@ def bench_size(label: str, csv_rows: int, bundles: int, work: Path, run_baseline
         same = run_pipeline(data, wh, home)
     finally:
         extra.unlink(missing_ok=True)  # (the next run over this warehouse would rebuild it whole)
-    results.append(result_row("pipeline_incremental_2500", label, 2500, inc["wall_s"], inc["peak_rss_mb"],
-                              ratio=inc["wall_s"] / full["wall_s"]))
+    results.append(
+        result_row(
+            "pipeline_incremental_2500",
+            label,
+            2500,
+            inc["wall_s"],
+            inc["peak_rss_mb"],
+            ratio=inc["wall_s"] / full["wall_s"],
+        )
+    )
     inc_steps = step_seconds(inc["stdout"] + inc["stderr"])
     for name, seconds in sorted(inc_steps.items(), key=lambda kv: -kv[1])[:6]:
         step_lines.append(f"| {label} | incremental 2,500 rows: {name} | {seconds:.1f} |")
-    results.append(result_row("pipeline_nothing_new", label, 0, same["wall_s"], same["peak_rss_mb"],
-                              ratio=same["wall_s"] / full["wall_s"]))
+    results.append(
+        result_row(
+            "pipeline_nothing_new", label, 0, same["wall_s"], same["peak_rss_mb"], ratio=same["wall_s"] / full["wall_s"]
+        )
+    )
 
     if label in PARTITION_SIZES:
         print(f"[{label}] partitioned staging: 1 worker vs 2", flush=True)
@@ -199,7 +235,11 @@ def machine() -> str:
         mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
     except (OSError, StopIteration, ValueError):
         pass
-    return f"{platform.machine()}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}, duckdb {duckdb.__version__}"
+    system = f"{platform.system()} {platform.release()}"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores{mem}, {system}, "
+        f"Python {platform.python_version()}, duckdb {duckdb.__version__}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,14 +259,20 @@ def main(argv: list[str] | None = None) -> int:
     step_lines = ["| size | Dagster step | seconds |", "|---|---|---:|"]
     for label in sizes:
         csv_rows, bundles = SIZES[label]
-        bench_size(label, csv_rows, bundles, work, csv_rows <= _parse_size(args.baseline_max), results, latencies,
-                   step_lines)
+        bench_size(
+            label, csv_rows, bundles, work, csv_rows <= _parse_size(args.baseline_max), results, latencies, step_lines
+        )
     stem = "smoke" if args.smoke else "latest"
     table = write_table(results, out / f"{stem}.md", out / f"{stem}.csv", reference_case="floor_duckdb_total")
-    text = (f"# Benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\nMachine: {machine()}\n\n"
-            f"ratio = wall time / bare DuckDB parse of the same files (CSV + NDJSON); incremental ratio = "
-            f"its wall time / the full build.\n\n{table}\n\n## Full build by Dagster step\n\n" + "\n".join(step_lines)
-            + "\n\n## View latency (warm, full scan of every column)\n\n" + "\n".join(latencies) + "\n")
+    text = (
+        f"# Benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\nMachine: {machine()}\n\n"
+        f"ratio = wall time / bare DuckDB parse of the same files (CSV + NDJSON); incremental ratio = "
+        f"its wall time / the full build.\n\n{table}\n\n## Full build by Dagster step\n\n"
+        + "\n".join(step_lines)
+        + "\n\n## View latency (warm, full scan of every column)\n\n"
+        + "\n".join(latencies)
+        + "\n"
+    )
     (out / f"{stem}.md").write_text(text)
     print(text)
     return 0

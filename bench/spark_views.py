@@ -72,11 +72,15 @@ def main() -> None:
             spark_s = run_views(spark, inputs, str(case / "spark"))
             facts = rows["measurements"]
             for view in duck_s:
-                lines.append(f"| {label} | {facts:,} | {view} | {rows[view]:,} | {duck_s[view]:.2f} | {spark_s[view]:.2f} "
-                             f"| {1e6 * duck_s[view] / facts:.2f} | {1e6 * spark_s[view] / facts:.2f} |")
-            lines.append(f"| {label} | {facts:,} | **total** | | {sum(duck_s.values()):.2f} | {sum(spark_s.values()):.2f} "
-                         f"| {1e6 * sum(duck_s.values()) / facts:.2f} | {1e6 * sum(spark_s.values()) / facts:.2f} |")
-            print("\n".join(lines[-len(duck_s) - 1:]), flush=True)
+                lines.append(
+                    f"| {label} | {facts:,} | {view} | {rows[view]:,} | {duck_s[view]:.2f} | {spark_s[view]:.2f} "
+                    f"| {1e6 * duck_s[view] / facts:.2f} | {1e6 * spark_s[view] / facts:.2f} |"
+                )
+            lines.append(
+                f"| {label} | {facts:,} | **total** | | {sum(duck_s.values()):.2f} | {sum(spark_s.values()):.2f} "
+                f"| {1e6 * sum(duck_s.values()) / facts:.2f} | {1e6 * sum(spark_s.values()) / facts:.2f} |"
+            )
+            print("\n".join(lines[-len(duck_s) - 1 :]), flush=True)
     finally:
         spark.stop()
     out = PROJECT / "bench" / "results" / "spark_views.md"

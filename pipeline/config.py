@@ -48,16 +48,25 @@ class ObjectStore(BaseSettings):
     def delta_options(self) -> dict[str, str]:
         """delta-rs storage options; commits use conditional put (If-None-Match), which S3 and
         moto honour, so concurrent writers cannot overwrite a commit."""
-        names = {"endpoint_url": "AWS_ENDPOINT_URL", "access_key_id": "AWS_ACCESS_KEY_ID",
-                 "secret_access_key": "AWS_SECRET_ACCESS_KEY", "session_token": "AWS_SESSION_TOKEN",
-                 "region": "AWS_REGION", "allow_http": "AWS_ALLOW_HTTP"}
+        names = {
+            "endpoint_url": "AWS_ENDPOINT_URL",
+            "access_key_id": "AWS_ACCESS_KEY_ID",
+            "secret_access_key": "AWS_SECRET_ACCESS_KEY",
+            "session_token": "AWS_SESSION_TOKEN",
+            "region": "AWS_REGION",
+            "allow_http": "AWS_ALLOW_HTTP",
+        }
         opts = {env: value for field, env in names.items() if (value := getattr(self, field))}
         opts["conditional_put"] = "etag"
         return opts
 
     def s3fs_kwargs(self) -> dict:
-        return {"key": self.access_key_id, "secret": self.secret_access_key, "token": self.session_token,
-                "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self.region}}
+        return {
+            "key": self.access_key_id,
+            "secret": self.secret_access_key,
+            "token": self.session_token,
+            "client_kwargs": {"endpoint_url": self.endpoint_url, "region_name": self.region},
+        }
 
 
 class Failpoint(BaseModel):
@@ -73,10 +82,13 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LIGER_", extra="ignore", validate_default=True)
 
     data_raw: Path = Field(PROJECT_ROOT / "data_raw", description="input folder: CSVs, kernelindex bundles")
-    warehouse: str = Field(str(PROJECT_ROOT / "warehouse"),
-                           description="Delta tables: a folder, file:///abs/path, or s3://bucket/prefix")
-    local_dir: Path | None = Field(None, description="staging, liger.duckdb and reports when the warehouse "
-                                                     "is on S3 (default warehouse/ in the project)")
+    warehouse: str = Field(
+        str(PROJECT_ROOT / "warehouse"), description="Delta tables: a folder, file:///abs/path, or s3://bucket/prefix"
+    )
+    local_dir: Path | None = Field(
+        None,
+        description="staging, liger.duckdb and reports when the warehouse is on S3 (default warehouse/ in the project)",
+    )
     git_repo: str = Field("", description="a Liger-Kernel clone to backfill from (blank: none)")
     reader_memory: str = Field("1500MB", description="DuckDB memory per staging connection")
     build_memory: str = Field("3GB", description="DuckDB memory of the merge and the liger.duckdb build")

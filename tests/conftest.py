@@ -24,7 +24,9 @@ def all_assets_and_checks() -> list:
     return [*d.assets, *(d.asset_checks or [])]
 
 
-def materialize(data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None) -> dg.ExecuteInProcessResult:
+def materialize(
+    data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None
+) -> dg.ExecuteInProcessResult:
     from pipeline.defs.resources import WarehouseResource
 
     return dg.materialize(

@@ -1,4 +1,5 @@
-"""Build a small Liger-Kernel-like git repo from the shipped history in data_raw/liger_csv (not a conftest: import explicitly).
+"""Build a small Liger-Kernel-like git repo from the shipped history in data_raw/liger_csv
+(not a conftest: import explicitly).
 
 Each upstream commit in SNAPSHOTS.tsv becomes one test commit, in date order, with its
 snapshot(s) written at their upstream paths and GIT_AUTHOR_DATE/GIT_COMMITTER_DATE set to the
@@ -21,11 +22,19 @@ HISTORY = Path(os.environ.get("LIGER_CSV_HISTORY", REPO_ROOT / "data_raw" / "lig
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@example.com", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+    )
     if date:
         env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 def init_repo(repo: Path) -> Path:

@@ -44,18 +44,40 @@ def postgres_server() -> Iterator[str]:
         os.chmod(base, 0o755)
         shutil.chown(base, user)
     run_as = {"user": user} if as_root else {}
-    subprocess.run([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
-                   check=True, capture_output=True, **run_as)
+    subprocess.run(
+        [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
+        check=True,
+        capture_output=True,
+        **run_as,
+    )
     port = free_port()
     server = subprocess.Popen(
-        [str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(base),
-         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"],
-        stdout=subprocess.DEVNULL, stderr=open(base / "server.log", "wb"), start_new_session=True, **run_as,
+        [
+            str(bin_dir / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(base),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(base / "server.log", "wb"),
+        start_new_session=True,
+        **run_as,
     )
     try:
         deadline = time.monotonic() + 60
-        while subprocess.run([str(bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
-                             capture_output=True).returncode != 0:
+        while (
+            subprocess.run(
+                [str(bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True
+            ).returncode
+            != 0
+        ):
             assert server.poll() is None, (base / "server.log").read_text()
             assert time.monotonic() < deadline, "PostgreSQL did not start within 60 s"
             time.sleep(0.2)

@@ -66,6 +66,7 @@ REGRESSION_VIEWS = (
     "version_coverage",
 )
 
+
 def regression_view_files() -> list:
     """The models of the regression layer (`measurements` first, then sql/analyze), in run order."""
     measurements = next(m for m in serve_models() if m.name == "measurements")

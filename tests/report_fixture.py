@@ -26,8 +26,15 @@ import duckdb
 
 from tests.regression_support import build_regression_layer
 
-SWEEP_KEYS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name",
-              "x_name", "extra_config")
+SWEEP_KEYS = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "gpu_name",
+    "x_name",
+    "extra_config",
+)
 REGRESSED = [f"k{i:02d}" for i in range(35)]
 
 _MEASUREMENTS_SQL = """
@@ -135,8 +142,9 @@ def _add_runs_standin(con, view: str) -> None:
     join = lambda alias: " and ".join(f"{alias}.{k} is not distinct from target.{k}" for k in keys)  # noqa: E731
     # stand-in for the coming rule: 'flaky' is the only fixture sweep whose new runs disagree
     verdict = "case when target.kernel_name = 'flaky' then 'unstable' else target.verdict end"
-    sql = _RUNS_SQL.format(keys=", ".join(keys), view=view, verdict=verdict,
-                           from_join=join("from_runs"), to_join=join("to_runs"))
+    sql = _RUNS_SQL.format(
+        keys=", ".join(keys), view=view, verdict=verdict, from_join=join("from_runs"), to_join=join("to_runs")
+    )
     con.execute(f"create table {view}_with_runs as {sql}")
     con.execute(f"drop view {view}")
     con.execute(f"alter table {view}_with_runs rename to {view}")
@@ -148,7 +156,8 @@ def _extras(con) -> None:
         select * from (values ('liger_csv/a.csv', 'liger_csv', 120), ('kernelindex/b.json', 'kernelindex', 3))
         as t(source_path, kind, rows_read)""")
     con.execute("""create or replace table quarantine as
-        select * from (values ('liger_csv/a.csv', 'line 7', 'short_row', 'x,y')) as t(source_file, location, reason, raw)""")
+        select * from (values ('liger_csv/a.csv', 'line 7', 'short_row', 'x,y'))
+            as t(source_file, location, reason, raw)""")
 
 
 def build_report_warehouse(path: Path, flaky: bool = True) -> Path:

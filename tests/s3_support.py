@@ -24,10 +24,16 @@ def free_port() -> int:
 def s3_server(log: Path):
     port = free_port()
     with log.open("ab") as fh:
-        proc = subprocess.Popen([str(MOTO), "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
-           "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
+        proc = subprocess.Popen(
+            [str(MOTO), "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+        "AWS_ALLOW_HTTP": "true",
+    }
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -51,5 +57,10 @@ def s3_server(log: Path):
 def create_bucket(env: dict[str, str], bucket: str) -> None:
     import boto3
 
-    boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="test", aws_secret_access_key="test",
-                 region_name="us-east-1").create_bucket(Bucket=bucket)
+    boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)

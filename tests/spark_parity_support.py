@@ -84,8 +84,10 @@ def write_perturbed_tables(files: dict[str, list[str]], dest: Path) -> dict[str,
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
     try:
-        for table, template, arg in (("delta_fact_measurement", PERTURBED_FACTS, "facts"),
-                                     ("delta_quarantine", EXTRA_QUARANTINE, "quarantine")):
+        for table, template, arg in (
+            ("delta_fact_measurement", PERTURBED_FACTS, "facts"),
+            ("delta_quarantine", EXTRA_QUARANTINE, "quarantine"),
+        ):
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files[table]) or "''"
             target = dest / f"{table}.parquet"
             query = template.replace("read_parquet('{" + arg + "}')", f"read_parquet([{listed}])")
@@ -121,7 +123,9 @@ def duckdb_rows(db: Path, view: str) -> pl.DataFrame:
 def spark_rows(out_dir: Path, view: str) -> pl.DataFrame:
     con = duckdb.connect()
     try:
-        return pl.from_arrow(con.sql(f"select * from read_parquet('{out_dir / (view + '.parquet')}/*.parquet')").arrow().read_all())
+        return pl.from_arrow(
+            con.sql(f"select * from read_parquet('{out_dir / (view + '.parquet')}/*.parquet')").arrow().read_all()
+        )
     finally:
         con.close()
 
@@ -139,13 +143,19 @@ def _normalized(frame: pl.DataFrame, float_columns: set[str]) -> pl.DataFrame:
         elif dtype.is_integer():
             column = column.cast(pl.Int64)
         elif isinstance(dtype, pl.Datetime):
-            column = column.dt.replace_time_zone(None).dt.cast_time_unit("us") if dtype.time_zone else column.dt.cast_time_unit("us")
+            column = (
+                column.dt.replace_time_zone(None).dt.cast_time_unit("us")
+                if dtype.time_zone
+                else column.dt.cast_time_unit("us")
+            )
         exprs.append(column)
     frame = frame.select(exprs)
     # Sort as a multiset: exact columns first, floats rounded so 1e-15 noise cannot reorder rows.
     keys = [
-        pl.col(n).round_sig_figs(8) if n in float_columns
-        else pl.col(n).cast(pl.List(pl.String)).list.join("\x1f") if isinstance(frame.schema[n], pl.List)
+        pl.col(n).round_sig_figs(8)
+        if n in float_columns
+        else pl.col(n).cast(pl.List(pl.String)).list.join("\x1f")
+        if isinstance(frame.schema[n], pl.List)
         else pl.col(n)
         for n in frame.columns
     ]
@@ -174,7 +184,10 @@ def _same_text(a, b) -> bool:
         return False
     for x, y in zip(_NUMBER.finditer(a), _NUMBER.finditer(b), strict=True):
         decimals = len(x.group().partition(".")[2])
-        if decimals != len(y.group().partition(".")[2]) or abs(float(x.group()) - float(y.group())) > 1.5 * 10**-decimals:
+        if (
+            decimals != len(y.group().partition(".")[2])
+            or abs(float(x.group()) - float(y.group())) > 1.5 * 10**-decimals
+        ):
             return False
     return True
 

@@ -51,7 +51,7 @@ def test_sigkill_at_each_point_keeps_old_state_and_rerun_matches(tmp_path: Path)
         marker.unlink(missing_ok=True)
         env = rs.run_env(new_raw, wh, home, LIGER_FAILPOINT=f"{point}:600", LIGER_FAILPOINT_FILE=str(marker))
         proc = rs.start_run(env, log)
-        reached = rs.wait_for(lambda: marker.exists() or proc.poll() is not None, timeout=180)
+        reached = rs.wait_for(lambda p=proc: marker.exists() or p.poll() is not None, timeout=180)
         assert reached and marker.exists() and proc.poll() is None, f"the run never paused at {point}"
         rs.kill(proc)
         # The file readers open holds the old facts: never a mix.
@@ -69,8 +69,10 @@ def test_sigkill_at_each_point_keeps_old_state_and_rerun_matches(tmp_path: Path)
     assert _published_facts(wh) == expected
     files = Warehouse(wh).snapshot_files()["fact_sighting"]
     with duckdb.connect() as con:
-        dup = con.execute("select count(*) - count(distinct (measurement_digest, source_path, content_sha256)) "
-                          "from read_parquet(?)", [files]).fetchone()[0]
+        dup = con.execute(
+            "select count(*) - count(distinct (measurement_digest, source_path, content_sha256)) from read_parquet(?)",
+            [files],
+        ).fetchone()[0]
     assert dup == 0
     assert not list(wh.glob(".liger.duckdb.*.tmp"))
     # Every Delta table the killed runs touched is at its published version again (or past it).

@@ -105,7 +105,12 @@ def test_quoted_newlines_are_accepted(tmp_path):
 
 
 def test_non_utf8_bytes_mid_file_quarantine_only_that_line(tmp_path):
-    body = (csv_file(row("1")) ).encode() + row("9", gpu="NV\xff\xfe").encode("latin-1") + b"\n" + (row("2") + "\n").encode()
+    body = (
+        (csv_file(row("1"))).encode()
+        + row("9", gpu="NV\xff\xfe").encode("latin-1")
+        + b"\n"
+        + (row("2") + "\n").encode()
+    )
     rows = stage_csv(tmp_path, body)
     assert good(rows) == ["1", "2"]
     assert bad(rows) == [("line 3", Reason.UNREADABLE_BYTES)]
@@ -158,7 +163,11 @@ def _tamper_protocol(b):
 )
 def test_ndjson_bad_record_is_quarantined_and_neighbours_land(tmp_path, broken, reason):
     rows = stage_ki(tmp_path, "\n".join([bundle(), broken, "", bundle()]) + "\n", "b.ndjson")
-    assert sorted((r["location"], r["reason"]) for r in rows) == [("line 1", None), ("line 2", reason), ("line 4", None)]
+    assert sorted((r["location"], r["reason"]) for r in rows) == [
+        ("line 1", None),
+        ("line 2", reason),
+        ("line 4", None),
+    ]
 
 
 def test_json_array_with_a_deep_element_keeps_the_good_bundle(tmp_path):
@@ -168,8 +177,11 @@ def test_json_array_with_a_deep_element_keeps_the_good_bundle(tmp_path):
 
 @pytest.mark.parametrize(
     "body, reason",
-    [(bundle()[:100], Reason.TRUNCATED_JSON), ('{"a":' * 100_000 + "1" + "}" * 100_000, Reason.JSON_TOO_DEEP),
-     (b'{"a": "\xff"}', Reason.UNREADABLE_BYTES)],
+    [
+        (bundle()[:100], Reason.TRUNCATED_JSON),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, Reason.JSON_TOO_DEEP),
+        (b'{"a": "\xff"}', Reason.UNREADABLE_BYTES),
+    ],
     ids=["truncated", "deep", "bytes"],
 )
 def test_json_file_bad_document(tmp_path, body, reason):
@@ -184,7 +196,11 @@ def test_empty_kernelindex_file_is_no_error(tmp_path, name, body):
 
 def test_ndjson_non_utf8_line(tmp_path):
     rows = stage_ki(tmp_path, (bundle() + "\n").encode() + b'{"a": "\xff"}\n' + (bundle() + "\n").encode(), "b.ndjson")
-    assert sorted((r["location"], r["reason"]) for r in rows) == [("line 1", None), ("line 2", Reason.UNREADABLE_BYTES), ("line 3", None)]
+    assert sorted((r["location"], r["reason"]) for r in rows) == [
+        ("line 1", None),
+        ("line 2", Reason.UNREADABLE_BYTES),
+        ("line 3", None),
+    ]
 
 
 # -- end to end: a mixed-bad data_raw through Dagster ----------------------------------------------
@@ -195,8 +211,18 @@ def test_mixed_bad_data_raw_end_to_end(tmp_path):
     (raw / "liger_csv").mkdir(parents=True)
     (raw / "kernelindex").mkdir()
     csv = raw / "liger_csv"
-    (csv / "a_good_and_bad.csv").write_text(csv_file(row("1"), row("1"), row("2", p50="NaN"), "short", row("3", ts="nope"),
-                                                     row("4", cfg='"{bad"'), row("5", p20="0.9"), row("6", gpu="")))
+    (csv / "a_good_and_bad.csv").write_text(
+        csv_file(
+            row("1"),
+            row("1"),
+            row("2", p50="NaN"),
+            "short",
+            row("3", ts="nope"),
+            row("4", cfg='"{bad"'),
+            row("5", p20="0.9"),
+            row("6", gpu=""),
+        )
+    )
     (csv / "b_dup_across.csv").write_text(csv_file(row("1"), row("7")))
     (csv / "c_missing_col.csv").write_text(HEADER.replace(",gpu_name", "") + "\nx\n")
     (csv / "d_empty.csv").write_text("")
@@ -209,19 +235,38 @@ def test_mixed_bad_data_raw_end_to_end(tmp_path):
     result = materialize(raw, wh)
     assert result.success
     with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
-        xs = sorted(r[0] for r in con.execute("select x_value from fact_measurement where kernel_name <> 'fused_add_rms_norm'").fetchall())
+        xs = sorted(
+            r[0]
+            for r in con.execute(
+                "select x_value from fact_measurement where kernel_name <> 'fused_add_rms_norm'"
+            ).fetchall()
+        )
         assert xs == ["1", "10", "7", "8", "9"]  # "1" appears three times in two files: one fact
         assert con.execute("select source_count from fact_measurement where x_value = '1'").fetchone()[0] == 2
         reasons = dict(con.execute("select reason, count(*) from quarantine group by 1").fetchall())
         assert reasons == {
-            "non_numeric_value": 1, "short_row": 1, "bad_timestamp": 1, "bad_config_json": 1, "quantile_order": 1,
-            "empty_field": 1, "missing_required_column": 1, "unreadable_bytes": 1, "not_an_object": 1, "digest_mismatch": 1,
+            "non_numeric_value": 1,
+            "short_row": 1,
+            "bad_timestamp": 1,
+            "bad_config_json": 1,
+            "quantile_order": 1,
+            "empty_field": 1,
+            "missing_required_column": 1,
+            "unreadable_bytes": 1,
+            "not_an_object": 1,
+            "digest_mismatch": 1,
         }
         # good + quarantined = rows read, per source
-        for path, read, quarantined in con.execute("select source_path, rows_read, rows_quarantined from source").fetchall():
-            in_quarantine = con.execute(
-                "select count(*) from quarantine where source_file = ?", [path]).fetchone()[0]
+        for path, _read, quarantined in con.execute(
+            "select source_path, rows_read, rows_quarantined from source"
+        ).fetchall():
+            in_quarantine = con.execute("select count(*) from quarantine where source_file = ?", [path]).fetchone()[0]
             assert in_quarantine == quarantined, path
         assert con.execute("select sum(rows_read) from source").fetchone()[0] == 18
-        assert con.execute("select count(*) from fact_measurement where kernel_name like 'x''); drop%'").fetchone()[0] == 1
-        assert con.execute("select count(*) from fact_measurement where kernel_name = 'fused_add_rms_norm'").fetchone()[0] == 1
+        assert (
+            con.execute("select count(*) from fact_measurement where kernel_name like 'x''); drop%'").fetchone()[0] == 1
+        )
+        assert (
+            con.execute("select count(*) from fact_measurement where kernel_name = 'fused_add_rms_norm'").fetchone()[0]
+            == 1
+        )

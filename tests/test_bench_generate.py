@@ -18,8 +18,12 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "data_raw" / "kernelindex" / "a8
 
 
 def rule(o: dict) -> str:
-    text = json.dumps({"apiVersion": o["apiVersion"], "kind": o["kind"], "spec": o["spec"]},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        {"apiVersion": o["apiVersion"], "kind": o["kind"], "spec": o["spec"]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -47,10 +51,20 @@ def bundle_frame(d: Path) -> pl.DataFrame:
             spec = b["run"]["spec"]
             kernel, mode, provider, gpu_slug, _wl, ts = spec["sourceNative"]["externalId"].split("/")
             m = spec["sourceNative"]["metrics"]
-            recs.append({"kernel_name": kernel, "kernel_operation_mode": mode, "kernel_provider": provider,
-                         "gpu_slug": gpu_slug, "ts": ts, "observedAt": spec["observedAt"],
-                         "p20": m["ms_20"], "p50": m["ms_50"], "p80": m["ms_80"],
-                         "liger_version": b["run"]["metadata"]["labels"]["liger_version"]})
+            recs.append(
+                {
+                    "kernel_name": kernel,
+                    "kernel_operation_mode": mode,
+                    "kernel_provider": provider,
+                    "gpu_slug": gpu_slug,
+                    "ts": ts,
+                    "observedAt": spec["observedAt"],
+                    "p20": m["ms_20"],
+                    "p50": m["ms_50"],
+                    "p80": m["ms_80"],
+                    "liger_version": b["run"]["metadata"]["labels"]["liger_version"],
+                }
+            )
     return pl.DataFrame(recs)
 
 
@@ -72,7 +86,9 @@ def test_csv_shape_and_quantiles(data):
     assert df.height > distinct.height > ROWS // 2
     assert df.unique().height == distinct.height
     y = df.with_columns(pl.col("^y_value_.*$").cast(pl.Float64))
-    assert y.filter(~((pl.col("y_value_20") <= pl.col("y_value_50")) & (pl.col("y_value_50") <= pl.col("y_value_80")))).is_empty()
+    assert y.filter(
+        ~((pl.col("y_value_20") <= pl.col("y_value_50")) & (pl.col("y_value_50") <= pl.col("y_value_80")))
+    ).is_empty()
     assert y.filter(pl.col("y_value_50") <= 0).is_empty()
     mem = y.filter(pl.col("metric_name") == "memory")
     assert not mem.is_empty() and (mem["y_value_20"] == mem["y_value_80"]).all()
@@ -106,18 +122,28 @@ def test_dimension_objects_match_the_real_record():
     h100 = next(g for g in generate.GPUS if g[0] == "NVIDIA H100 80GB HBM3")
     assert generate.environment_object(h100) == real["environment"]
     assert generate.workload_slug("H", "1024", '{"M": 2048, "dtype": "torch.float32", "eps": 1e-06}') == (
-        "hidden1024-rows2048-fp32", "hidden1024-rows2048")
+        "hidden1024-rows2048-fp32",
+        "hidden1024-rows2048",
+    )
 
 
 def test_half_the_bundles_fold_onto_csv_rows(data):
-    rows = (csv_frame(data).filter(pl.col("metric_name") == "speed")
-            .unique(generate.IDENTITY_KEY)
-            .select("kernel_name", "kernel_operation_mode", "kernel_provider", "liger_version",
-                    pl.col("gpu_name").map_elements(generate._slug, return_dtype=pl.String).alias("gpu_slug"),
-                    pl.col("timestamp").str.replace_all(r"[ :]", "-").alias("ts"),
-                    pl.col("y_value_20").cast(pl.Float64).alias("p20"),
-                    pl.col("y_value_50").cast(pl.Float64).alias("p50"),
-                    pl.col("y_value_80").cast(pl.Float64).alias("p80")))
+    rows = (
+        csv_frame(data)
+        .filter(pl.col("metric_name") == "speed")
+        .unique(generate.IDENTITY_KEY)
+        .select(
+            "kernel_name",
+            "kernel_operation_mode",
+            "kernel_provider",
+            "liger_version",
+            pl.col("gpu_name").map_elements(generate._slug, return_dtype=pl.String).alias("gpu_slug"),
+            pl.col("timestamp").str.replace_all(r"[ :]", "-").alias("ts"),
+            pl.col("y_value_20").cast(pl.Float64).alias("p20"),
+            pl.col("y_value_50").cast(pl.Float64).alias("p50"),
+            pl.col("y_value_80").cast(pl.Float64).alias("p80"),
+        )
+    )
     b = bundle_frame(data)
     assert b.height == BUNDLES
     on = ["kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_slug", "ts", "p20", "p50", "p80"]
@@ -134,7 +160,9 @@ def test_baseline_counts_match_duckdb(data, tmp_path):
     res = baseline.run_baseline(data, tmp_path / "out")
     key = ", ".join(generate.IDENTITY_KEY)
     glob = str(data / "liger_csv" / "*.csv")
-    n = duckdb.sql(f"SELECT count(*) FROM (SELECT DISTINCT {key} FROM read_csv('{glob}', all_varchar=true))").fetchall()[0][0]
+    n = duckdb.sql(
+        f"SELECT count(*) FROM (SELECT DISTINCT {key} FROM read_csv('{glob}', all_varchar=true))"
+    ).fetchall()[0][0]
     assert res["csv_rows"] == ROWS and res["csv_facts"] == n
     assert res["bundles"] == BUNDLES and res["folded"] == BUNDLES // 2 and res["standalone"] == BUNDLES - BUNDLES // 2
     assert res["facts"] == n + res["standalone"]

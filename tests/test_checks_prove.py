@@ -23,8 +23,15 @@ from pipeline.serve.checks import digest_integrity
 from .conftest import PROJECT
 
 SQL_DIR = PROJECT / "sql"
-TABLES = ("fact_measurement", "dim_environment", "dim_protocol", "dim_workload", "dim_implementation", "source",
-          "quarantine")
+TABLES = (
+    "fact_measurement",
+    "dim_environment",
+    "dim_protocol",
+    "dim_workload",
+    "dim_implementation",
+    "source",
+    "quarantine",
+)
 SAMPLE_FACTS = 300
 MISSING = "sha256:" + "0" * 64
 
@@ -78,22 +85,31 @@ QUANTILE_COLUMNS = "measurement_digest, kernel_name, kernel_provider, gpu_name, 
 
 
 def prove_quantile_order(con, sql_dir: Path) -> None:
-    digests = [r[0] for r in con.execute(
-        "select measurement_digest from fact_measurement order by measurement_digest limit 4").fetchall()]
+    digests = [
+        r[0]
+        for r in con.execute(
+            "select measurement_digest from fact_measurement order by measurement_digest limit 4"
+        ).fetchall()
+    ]
     con.execute("update fact_measurement set p50 = p80 * 2 where measurement_digest = ?", [digests[0]])  # p50 > p80
     con.execute("update fact_measurement set p20 = 0 where measurement_digest = ?", [digests[1]])  # not positive
     con.execute("update fact_measurement set p80 = null where measurement_digest = ?", [digests[2]])  # missing
     # digests[3] is left alone: p20 == p50 == p80 is in order
     con.execute("update fact_measurement set p20 = p50, p80 = p50 where measurement_digest = ?", [digests[3]])
-    expected = con.execute(f"select {QUANTILE_COLUMNS} from fact_measurement where measurement_digest in (?, ?, ?)",
-                           digests[:3]).fetchall()
+    expected = con.execute(
+        f"select {QUANTILE_COLUMNS} from fact_measurement where measurement_digest in (?, ?, ?)", digests[:3]
+    ).fetchall()
     assert len(expected) == 3
     assert sorted(run_check(con, sql_dir, "quantile_order")) == sorted(expected)
 
 
 def prove_dangling_dimension(con, sql_dir: Path) -> None:
-    digests = [r[0] for r in con.execute(
-        "select measurement_digest from fact_measurement order by measurement_digest limit 4").fetchall()]
+    digests = [
+        r[0]
+        for r in con.execute(
+            "select measurement_digest from fact_measurement order by measurement_digest limit 4"
+        ).fetchall()
+    ]
     expected = []
     for i, dim in enumerate(("environment", "protocol", "workload", "implementation")):
         missing = MISSING[:-1] + str(i + 1)
@@ -115,7 +131,10 @@ def test_every_check_file_has_a_proof():
 
 def test_the_unbroken_sample_passes_every_check(base):
     con = open_copy(base)
-    assert one(con, "select count(*) filter (where origin <> 'csv'), count(*) from fact_measurement") == (1, SAMPLE_FACTS + 1)
+    assert one(con, "select count(*) filter (where origin <> 'csv'), count(*) from fact_measurement") == (
+        1,
+        SAMPLE_FACTS + 1,
+    )
     for name in PROOFS:
         assert run_check(con, SQL_DIR, name) == [], name
     assert digest_integrity(con) == []
@@ -140,12 +159,17 @@ def test_a_neutralized_check_file_fails_its_proof(base, name, tmp_path):
 def test_digest_integrity_reports_a_fact_whose_identity_changed(base):
     con = open_copy(base)
     cur = con.execute("select * from fact_measurement where origin = 'csv' order by measurement_digest limit 1")
-    fact = dict(zip([d[0] for d in cur.description], cur.fetchone()))
-    con.execute("update fact_measurement set kernel_name = kernel_name || '_renamed' where measurement_digest = ?",
-                [fact["measurement_digest"]])
+    fact = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=False))
+    con.execute(
+        "update fact_measurement set kernel_name = kernel_name || '_renamed' where measurement_digest = ?",
+        [fact["measurement_digest"]],
+    )
     # The recomputed digest, by the Python twin of the SQL rule, from the changed identity.
     identity = {k: fact.get(k) for k in MEASUREMENT_KEY}
-    identity |= {"kernel_name": fact["kernel_name"] + "_renamed", "observed_at_text": f"{fact['observed_at']:%Y-%m-%d %H:%M:%S}"}
+    identity |= {
+        "kernel_name": fact["kernel_name"] + "_renamed",
+        "observed_at_text": f"{fact['observed_at']:%Y-%m-%d %H:%M:%S}",
+    }
     assert measurement_digest(**{**identity, "kernel_name": fact["kernel_name"]}) == fact["measurement_digest"]
     assert digest_integrity(con) == [("measurement", fact["measurement_digest"], measurement_digest(**identity))]
 

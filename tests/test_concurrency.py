@@ -43,7 +43,7 @@ def test_two_runs_at_once_serialize_and_readers_keep_working(tmp_path: Path) -> 
     t.join(timeout=60)
 
     logs = [(tmp_path / f"run{i}.log").read_text(errors="replace") for i in range(2)]
-    for code, text in zip(codes, logs):
+    for code, text in zip(codes, logs, strict=False):
         # One commits first; the other waits for the run lock, then finds nothing new.
         assert code == 0, text[-3000:]
     assert not errors, errors

@@ -21,8 +21,11 @@ def _free_port() -> int:
 
 
 def _graphql(port: int, query: str) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
@@ -32,7 +35,7 @@ def make_dev_command(port: int) -> list[str]:
     out = subprocess.run(["make", "-n", "dev"], cwd=PROJECT, capture_output=True, text=True, check=True).stdout
     argv = shlex.split(next(line for line in out.splitlines() if "dg dev" in line))
     i = argv.index("--port")
-    return [*argv[: i + 1], str(port), *argv[i + 2:]]
+    return [*argv[: i + 1], str(port), *argv[i + 2 :]]
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -48,7 +51,7 @@ def listening_addresses(port: int) -> set[str]:
             if state != "0A" or int(port_hex, 16) != port:  # 0A = LISTEN
                 continue
             # the kernel prints each 32-bit word in host (little-endian) order
-            raw = b"".join(bytes.fromhex(addr_hex[i:i + 8])[::-1] for i in range(0, len(addr_hex), 8))
+            raw = b"".join(bytes.fromhex(addr_hex[i : i + 8])[::-1] for i in range(0, len(addr_hex), 8))
             found.add(str(ipaddress.ip_address(raw[:size])))
     return found
 
@@ -81,11 +84,21 @@ def test_make_dev_serves_the_asset_graph_on_loopback_only(tmp_path):
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text((PROJECT / "config" / "dagster.yaml").read_text())
-    env = {**os.environ, "DAGSTER_HOME": str(home), "LIGER_WAREHOUSE": str(tmp_path / "warehouse"),
-           "DAGSTER_DISABLE_TELEMETRY": "1"}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "LIGER_WAREHOUSE": str(tmp_path / "warehouse"),
+        "DAGSTER_DISABLE_TELEMETRY": "1",
+    }
     # Own process group: a background `dagster dev` ignores SIGTERM sent to the parent alone.
-    proc = subprocess.Popen(make_dev_command(port), cwd=PROJECT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        make_dev_command(port),
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 180
         keys = None

@@ -59,22 +59,37 @@ def test_materialization_is_stored_in_postgres(pg_home, postgres_url, tmp_path):
         )
         assert result.success
         assert instance.get_latest_materialization_event(dg.AssetKey("fact_measurement")) is not None
-    assert pg_count(postgres_url, f"select count(*) from runs where run_id = '{result.run_id}' and status = 'SUCCESS'") == 1
-    assert pg_count(
-        postgres_url,
-        f"select count(*) from event_logs where run_id = '{result.run_id}' and dagster_event_type = 'ASSET_MATERIALIZATION'",
-    ) >= 7
+    assert (
+        pg_count(postgres_url, f"select count(*) from runs where run_id = '{result.run_id}' and status = 'SUCCESS'")
+        == 1
+    )
+    assert (
+        pg_count(
+            postgres_url,
+            f"select count(*) from event_logs where run_id = '{result.run_id}' "
+            "and dagster_event_type = 'ASSET_MATERIALIZATION'",
+        )
+        >= 7
+    )
     assert not list(pg_home.rglob("*.db"))  # no SQLite run/event/schedule database was created
 
 
 def test_daemon_sensor_tick_launches_a_run_stored_in_postgres(pg_home, postgres_url, tmp_path):
     data_raw = copy_data_raw(tmp_path / "data_raw", csv_glob=SMALL_CSV, with_record=False)
-    env = {**os.environ, "LIGER_DATA_RAW": str(data_raw), "LIGER_WAREHOUSE": str(tmp_path / "wh"),
-           "PYTHONPATH": str(PROJECT), "DAGSTER_DISABLE_TELEMETRY": "1"}
+    env = {
+        **os.environ,
+        "LIGER_DATA_RAW": str(data_raw),
+        "LIGER_WAREHOUSE": str(tmp_path / "wh"),
+        "PYTHONPATH": str(PROJECT),
+        "DAGSTER_DISABLE_TELEMETRY": "1",
+    }
     env.pop("LIGER_GIT_REPO", None)
     daemon = subprocess.Popen(
         [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-m", "pipeline.definitions"],
-        cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "daemon.log", "wb"),
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "daemon.log", "wb"),
         start_new_session=True,
     )
     try:
@@ -97,4 +112,7 @@ def test_daemon_sensor_tick_launches_a_run_stored_in_postgres(pg_home, postgres_
             os.killpg(daemon.pid, signal.SIGKILL)
             daemon.wait()
     assert pg_count(postgres_url, "select count(*) from job_ticks where status = 'SUCCESS'") >= 1
-    assert pg_count(postgres_url, "select count(*) from instigators where instigator_body like '%liger_inputs_sensor%'") >= 1
+    assert (
+        pg_count(postgres_url, "select count(*) from instigators where instigator_body like '%liger_inputs_sensor%'")
+        >= 1
+    )

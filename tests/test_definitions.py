@@ -7,10 +7,29 @@ import dagster as dg
 
 from .conftest import PROJECT
 
-ASSETS = {"source_content", "staged_sources", "fact_measurement", "fact_sighting", "dim_environment", "dim_protocol", "dim_workload",
-          "dim_implementation", "source", "quarantine", "liger_duckdb", "regression_report"}
-CHECKS = {"digest_integrity", "fact_key_unique", "quantile_order", "dimensions_resolve", "quarantine_is_empty",
-          "newest_version_has_no_regressions", "newest_version_was_compared"}
+ASSETS = {
+    "source_content",
+    "staged_sources",
+    "fact_measurement",
+    "fact_sighting",
+    "dim_environment",
+    "dim_protocol",
+    "dim_workload",
+    "dim_implementation",
+    "source",
+    "quarantine",
+    "liger_duckdb",
+    "regression_report",
+}
+CHECKS = {
+    "digest_integrity",
+    "fact_key_unique",
+    "quantile_order",
+    "dimensions_resolve",
+    "quarantine_is_empty",
+    "newest_version_has_no_regressions",
+    "newest_version_was_compared",
+}
 
 
 def test_definitions_load_with_every_asset_and_check():
@@ -26,8 +45,12 @@ def test_automation_matches_the_readme():
     from pipeline.definitions import defs
 
     readme = (PROJECT / "README.md").read_text()
-    promise = re.search(r"Both automations are \*\*on by default\*\*.*?`liger_inputs_sensor` \(every (\d+) s;"
-                        r".*?`daily_refresh` schedule \((\d\d):(\d\d) UTC\)", readme, re.S)
+    promise = re.search(
+        r"Both automations are \*\*on by default\*\*.*?`liger_inputs_sensor` \(every (\d+) s;"
+        r".*?`daily_refresh` schedule \((\d\d):(\d\d) UTC\)",
+        readme,
+        re.S,
+    )
     assert promise, "the README no longer states the automation defaults"
     interval, hour, minute = map(int, promise.groups())
     d = defs()
@@ -44,7 +67,12 @@ def test_automation_matches_the_readme():
 
 
 def test_dg_cli_lists_the_definitions():
-    out = subprocess.run([str(PROJECT / ".venv" / "bin" / "dg"), "list", "defs", "--json"], cwd=PROJECT,
-                         capture_output=True, text=True, timeout=240)
+    out = subprocess.run(
+        [str(PROJECT / ".venv" / "bin" / "dg"), "list", "defs", "--json"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "fact_measurement" in out.stdout and "daily_refresh" in out.stdout

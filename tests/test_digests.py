@@ -36,9 +36,18 @@ def test_sample_validates_against_the_pydantic_models():
 
 
 def test_measurement_digest_sql_matches_python():
-    fields = dict(kernel_name="k", kernel_provider="liger", kernel_operation_mode="forward", metric_name="speed",
-                  x_name="N", x_value=None, extra_config='{"B":8}', gpu_name="NVIDIA B200",
-                  observed_at_text="2026-01-01 00:00:00", liger_version="0.8.0")
+    fields = dict(
+        kernel_name="k",
+        kernel_provider="liger",
+        kernel_operation_mode="forward",
+        metric_name="speed",
+        x_name="N",
+        x_value=None,
+        extra_config='{"B":8}',
+        gpu_name="NVIDIA B200",
+        observed_at_text="2026-01-01 00:00:00",
+        liger_version="0.8.0",
+    )
     con = duckdb.connect()
     con.execute("create table t as select " + ", ".join(f"${k}::varchar as {k}" for k in fields), fields)
     sql_digest = con.execute(f"select {measurement_digest_sql()} from t").fetchone()[0]

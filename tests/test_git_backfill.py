@@ -31,15 +31,29 @@ from pipeline.store.warehouse import Warehouse
 
 from . import git_repo_support as g
 
-SAMPLE = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
-              kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",
-              observed_at="2026-04-07 21:27:38", metric_name="speed")
+SAMPLE = dict(
+    kernel_name="fused_add_rms_norm",
+    kernel_provider="liger_fused_add_rms_norm",
+    kernel_operation_mode="backward",
+    gpu_name="NVIDIA H100 80GB HBM3",
+    x_value="1024",
+    observed_at="2026-04-07 21:27:38",
+    metric_name="speed",
+)
 SAMPLE_UPSTREAM = "b7025a70279b7bea1e635a92f20173abb66498a0"
 MAIN = "benchmark/data/all_benchmark_data.csv"
 CUTILE = "benchmark/data/all_benchmark_data_cutile.csv"
 CUTEDSL = "benchmark/data/all_benchmark_data_cutedsl.csv"
-FACT_COLS = ("measurement_digest", "source_count", "first_seen_commit", "first_seen_at", "last_seen_commit",
-             "last_seen_at", "in_upstream_head", "p50")
+FACT_COLS = (
+    "measurement_digest",
+    "source_count",
+    "first_seen_commit",
+    "first_seen_at",
+    "last_seen_commit",
+    "last_seen_at",
+    "in_upstream_head",
+    "p50",
+)
 
 
 @dataclass
@@ -55,7 +69,9 @@ def materialize(data_raw: Path, warehouse: Path, git_repo: str = "", **kw) -> dg
     return dg.materialize(
         [staged_sources, warehouse_tables, liger_duckdb],
         resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse), git_repo=git_repo)},
-        instance=dg.DagsterInstance.ephemeral(), **kw)
+        instance=dg.DagsterInstance.ephemeral(),
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +103,13 @@ def build(base: Base, repo: Path | None, data_raw: Path | None = None):
         Merger(wh, staging).run(sources, problems)
         cols = ", ".join(FACT_COLS)
         with connect(warehouse=wh.root_uri, local_dir=str(scratch)) as con:  # provenance included
-            facts = {r[0]: dict(zip(FACT_COLS, r)) for r in con.execute(f"select {cols} from fact_measurement").fetchall()}
-            src = con.execute("select source_path, upstream_path, upstream_commit, in_upstream_head, content_sha256 "
-                              "from source").fetchall()
+            facts = {
+                r[0]: dict(zip(FACT_COLS, r, strict=True))
+                for r in con.execute(f"select {cols} from fact_measurement").fetchall()
+            }
+            src = con.execute(
+                "select source_path, upstream_path, upstream_commit, in_upstream_head, content_sha256 from source"
+            ).fetchall()
     finally:
         shutil.rmtree(scratch)
     return facts, src, counts, history
@@ -125,8 +145,9 @@ def test_backfill_gives_4421_facts(base):
     assert q(db, "select count(*) from measurements where in_upstream_head") == [(3897,)]
     assert q(db, "select count(*) from quarantine") == [(0,)]
     # 40 snapshots (39 commits: one commit touched two files), each once, each with provenance
-    assert q(db, "select count(*), count(distinct source_path), count(upstream_commit), count(committed_at) "
-                 "from source") == [(40, 40, 40, 40)]
+    assert q(
+        db, "select count(*), count(distinct source_path), count(upstream_commit), count(committed_at) from source"
+    ) == [(40, 40, 40, 40)]
     assert q(db, "select count(*) from source where source_path not like 'git:%'") == [(0,)]
     assert q(db, "select count(*) from source where in_upstream_head") == [(3,)]
     assert {r[0] for r in q(db, "select distinct upstream_path from source")} == {MAIN, CUTILE, CUTEDSL}
@@ -144,11 +165,14 @@ def test_blobs_cached_by_sha_inside_the_warehouse(base):
 
 
 def test_sample_row_first_seen_in_b7025a7027(base):
-    rows = q(base.warehouse / "liger.duckdb",
-             """select first_seen_commit, first_seen_at, in_upstream_head from measurements
+    rows = q(
+        base.warehouse / "liger.duckdb",
+        """select first_seen_commit, first_seen_at, in_upstream_head from measurements
                 where kernel_name = $kernel_name and kernel_provider = $kernel_provider
                   and kernel_operation_mode = $kernel_operation_mode and gpu_name = $gpu_name and x_value = $x_value
-                  and observed_at = $observed_at::timestamp and metric_name = $metric_name""", SAMPLE)
+                  and observed_at = $observed_at::timestamp and metric_name = $metric_name""",
+        SAMPLE,
+    )
     assert len(rows) == 1
     commit, first_seen_at, in_head = rows[0]
     assert commit == base.mapping[SAMPLE_UPSTREAM]
@@ -167,8 +191,12 @@ def test_provenance_same_as_file_ingestion(base, base_build, tmp_path):
     assert files.keys() == git_facts.keys()
     for digest, f in files.items():
         gf = git_facts[digest]
-        assert (f["source_count"], f["first_seen_at"], f["last_seen_at"], f["in_upstream_head"]) == \
-               (gf["source_count"], gf["first_seen_at"], gf["last_seen_at"], gf["in_upstream_head"])
+        assert (f["source_count"], f["first_seen_at"], f["last_seen_at"], f["in_upstream_head"]) == (
+            gf["source_count"],
+            gf["first_seen_at"],
+            gf["last_seen_at"],
+            gf["in_upstream_head"],
+        )
         assert base.mapping[f["first_seen_commit"]] == gf["first_seen_commit"]
         assert base.mapping[f["last_seen_commit"]] == gf["last_seen_commit"]
 
@@ -251,7 +279,10 @@ def test_empty_commit_changes_nothing(base, tmp_path):
     repo = clone(base, tmp_path / "repo")
     g.git(repo, "commit", "-q", "--allow-empty", "-m", "empty", date="2026-09-04T00:00:00+00:00")
     db = base.warehouse / "liger.duckdb"
-    fact_sql = "select measurement_digest, source_count, first_seen_commit, last_seen_commit, in_upstream_head from measurements order by 1"
+    fact_sql = (
+        "select measurement_digest, source_count, first_seen_commit, last_seen_commit, in_upstream_head "
+        "from measurements order by 1"
+    )
     src_sql = "select source_path, content_sha256, in_upstream_head from source order by 1"
     before = q(db, fact_sql), q(db, src_sql)
     result = materialize(base.data_raw, base.warehouse, git_repo=str(repo))

@@ -48,12 +48,18 @@ def test_sql_looking_values_and_paths_flow_through_as_data(tmp_path):
     raw = tmp_path / "raw ' ; drop"
     (raw / "liger_csv").mkdir(parents=True)
     (raw / "liger_csv" / "it's; --.csv").write_text(
-        HEADER + "\n" + row("1", kernel=evil, gpu='GPU"; select 1; --') + "\n" + row("2") + "\n")
+        HEADER + "\n" + row("1", kernel=evil, gpu='GPU"; select 1; --') + "\n" + row("2") + "\n"
+    )
     wh = tmp_path / "wh ' quote"
     assert materialize(raw, wh).success
     with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from fact_measurement where kernel_name = ?", [evil]).fetchone()[0] == 1
-        assert con.execute("select count(*) from fact_measurement where gpu_name = ?", ['GPU"; select 1; --']).fetchone()[0] == 1
+        assert (
+            con.execute("select count(*) from fact_measurement where gpu_name = ?", ['GPU"; select 1; --']).fetchone()[
+                0
+            ]
+            == 1
+        )
         assert con.execute("select source_path from source").fetchone()[0] == "liger_csv/it's; --.csv"
     # Outputs are named by content hash: nothing was written outside the warehouse directory.
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([raw.name, wh.name])
@@ -73,11 +79,27 @@ ALLOWED_INTERPOLATIONS = {
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
     "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
-    "pipeline/serve/duckdb_build.py": {"listed", "table", "cols", "STATE_TABLE", "definition", "vf.name",
-                                      "int(published.seq)", "touched('d')", "touched('f')", "touched(table)"},
+    "pipeline/serve/duckdb_build.py": {
+        "listed",
+        "table",
+        "cols",
+        "STATE_TABLE",
+        "definition",
+        "vf.name",
+        "int(published.seq)",
+        "touched('d')",
+        "touched('f')",
+        "touched(table)",
+    },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
-    "pipeline/analyze/report/write.py": {"', '.join(_SWEEP_KEYS)", "FLAGGED_VERDICTS", "LAUNCH_FLAT_SPREAD",
-                                "LAUNCH_REFERENCE_SPREAD", "SEVERITY_SQL", "_SAME_SWEEP"},
+    "pipeline/analyze/report/write.py": {
+        "', '.join(_SWEEP_KEYS)",
+        "FLAGGED_VERDICTS",
+        "LAUNCH_FLAT_SPREAD",
+        "LAUNCH_REFERENCE_SPREAD",
+        "SEVERITY_SQL",
+        "_SAME_SWEEP",
+    },
     "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
     "pipeline/analyze/report/tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
@@ -100,8 +122,11 @@ def _pieces(node: ast.expr, assigned: dict[str, list[ast.expr]], seen: frozenset
                 yield v.value
     elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
         for side in (node.left, node.right):
-            yield from (_pieces(side, assigned, seen) if isinstance(side, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Name))
-                        else [side])
+            yield from (
+                _pieces(side, assigned, seen)
+                if isinstance(side, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Name))
+                else [side]
+            )
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
         yield from node.args
         yield from (k.value for k in node.keywords)
@@ -124,8 +149,11 @@ def sql_interpolations(source: str) -> list[tuple[int, str]]:
     callers' arguments are checked instead."""
     tree = ast.parse(source)
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
-    lambda_names = {id(n.value): n.targets[0].id for n in ast.walk(tree)
-                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda) and isinstance(n.targets[0], ast.Name)}
+    lambda_names = {
+        id(n.value): n.targets[0].id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda) and isinstance(n.targets[0], ast.Name)
+    }
     owner: dict[int, ast.AST] = {}  # each call -> its innermost enclosing function (ast.walk goes outside in)
     for fn in [tree, *functions]:
         for c in ast.walk(fn):
@@ -141,9 +169,13 @@ def sql_interpolations(source: str) -> list[tuple[int, str]]:
                         out.setdefault(t.id, []).append(n.value)
         return out
 
-    module_names = {k: v for k, v in assignments(tree).items()
-                    if any(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k
-                           for n in tree.body)}
+    module_names = {
+        k: v
+        for k, v in assignments(tree).items()
+        if any(
+            isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k for n in tree.body
+        )
+    }
     # callee name -> (SQL argument index, keyword); duck.scalar(con, sql) is the project's own sink
     sinks = dict.fromkeys(SQL_METHODS, (0, "query")) | {"scalar": (1, "sql")}
     found: list[tuple[int, str]] = []
@@ -223,8 +255,14 @@ print(json.dumps({"rows": rows, "rss_mb": hwm_kb / 1024}))
 
 
 def stage_in_subprocess(src: Path) -> tuple[list[tuple[str, str | None]], float]:
-    out = subprocess.run([sys.executable, "-c", STAGE_AND_MEASURE, str(src), str(src) + ".parquet"],
-                         cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-c", STAGE_AND_MEASURE, str(src), str(src) + ".parquet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     return sorted((r["location"], r["reason"]) for r in res["rows"]), res["rss_mb"]

@@ -36,25 +36,58 @@ def con(tmp_path):
 
 
 def record(**kw):
-    base = dict(kernel_name="jsd", kernel_operation_mode="forward", kernel_provider="liger", gpu_name="NVIDIA H100",
-                observed_at=datetime(2025, 1, 2, 3, 4, 5), observed_at_text="2025-01-02 03:04:05",
-                liger_version="0.5.0", p20=1.0, p50=2.0, p80=3.0, protocol_digest="sha256:p",
-                environment_digest="sha256:e", workload_digest="sha256:w", implementation_digest="sha256:i",
-                protocol_json=None, environment_json=None)
+    base = dict(
+        kernel_name="jsd",
+        kernel_operation_mode="forward",
+        kernel_provider="liger",
+        gpu_name="NVIDIA H100",
+        observed_at=datetime(2025, 1, 2, 3, 4, 5),
+        observed_at_text="2025-01-02 03:04:05",
+        liger_version="0.5.0",
+        p20=1.0,
+        p50=2.0,
+        p80=3.0,
+        protocol_digest="sha256:p",
+        environment_digest="sha256:e",
+        workload_digest="sha256:w",
+        implementation_digest="sha256:i",
+        protocol_json=None,
+        environment_json=None,
+    )
     return base | kw
 
 
 def insert(con, table: str, rows: list[dict]) -> None:
     cols = list(rows[0])
-    con.executemany(f"insert into {table} ({', '.join(cols)}) values ({', '.join('?' for _ in cols)})",
-                    [[r[c] for c in cols] for r in rows])
+    con.executemany(
+        f"insert into {table} ({', '.join(cols)}) values ({', '.join('?' for _ in cols)})",
+        [[r[c] for c in cols] for r in rows],
+    )
 
 
 def csv_fact(digest: str, **kw):
-    return dict(measurement_digest=digest, kernel_name="jsd", kernel_provider="liger", kernel_operation_mode="forward",
-                metric_name="speed", metric_unit="ms", gpu_name="NVIDIA H100", x_name="V", x_label="v", x_value="1",
-                extra_config="{}", liger_version="0.5.0", observed_at=datetime(2025, 1, 2, 3, 4, 5),
-                observed_at_text="2025-01-02 03:04:05", p20=1.0, p50=2.0, p80=3.0) | kw
+    return (
+        dict(
+            measurement_digest=digest,
+            kernel_name="jsd",
+            kernel_provider="liger",
+            kernel_operation_mode="forward",
+            metric_name="speed",
+            metric_unit="ms",
+            gpu_name="NVIDIA H100",
+            x_name="V",
+            x_label="v",
+            x_value="1",
+            extra_config="{}",
+            liger_version="0.5.0",
+            observed_at=datetime(2025, 1, 2, 3, 4, 5),
+            observed_at_text="2025-01-02 03:04:05",
+            p20=1.0,
+            p50=2.0,
+            p80=3.0,
+        )
+        | kw
+    )
 
 
 def test_fold_tie_breaks(con):
@@ -76,17 +109,34 @@ def test_fold_needs_every_quantile_within_1e9(con):
 
 def test_record_only_fact_identity(con):
     insert(con, "batch_record", [record(workload_digest="sha256:w1"), record(workload_digest="sha256:w2")])
-    insert(con, "batch_record_rows", [record(workload_digest="sha256:w1") | {"source_path": "kernelindex/a.json"},
-                                      record(workload_digest="sha256:w2") | {"source_path": "kernelindex/a.json"}])
+    insert(
+        con,
+        "batch_record_rows",
+        [
+            record(workload_digest="sha256:w1") | {"source_path": "kernelindex/a.json"},
+            record(workload_digest="sha256:w2") | {"source_path": "kernelindex/a.json"},
+        ],
+    )
     run_model(con, "fact.sql")
-    facts = con.execute("select measurement_digest, workload_digest, origin, extra_config from batch_fact "
-                        "order by workload_digest").fetchall()
-    key = dict(kernel_name="jsd", kernel_provider="liger", kernel_operation_mode="forward", metric_name="speed",
-               x_name=None, x_value=None, gpu_name="NVIDIA H100", observed_at_text="2025-01-02 03:04:05",
-               liger_version="0.5.0")
+    facts = con.execute(
+        "select measurement_digest, workload_digest, origin, extra_config from batch_fact order by workload_digest"
+    ).fetchall()
+    key = dict(
+        kernel_name="jsd",
+        kernel_provider="liger",
+        kernel_operation_mode="forward",
+        metric_name="speed",
+        x_name=None,
+        x_value=None,
+        gpu_name="NVIDIA H100",
+        observed_at_text="2025-01-02 03:04:05",
+        liger_version="0.5.0",
+    )
     # Two records of one sweep in the same second stay two facts: the workload digest is in the identity.
-    assert facts == [(record_only_measurement_digest("sha256:w1", **key), "sha256:w1", "kernelindex", None),
-                     (record_only_measurement_digest("sha256:w2", **key), "sha256:w2", "kernelindex", None)]
+    assert facts == [
+        (record_only_measurement_digest("sha256:w1", **key), "sha256:w1", "kernelindex", None),
+        (record_only_measurement_digest("sha256:w2", **key), "sha256:w2", "kernelindex", None),
+    ]
     sightings = con.execute("select count(*) from batch_sighting where source_path = 'kernelindex/a.json'").fetchone()
     assert sightings == (2,)
 
@@ -96,18 +146,36 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
     newer = record(observed_at=datetime(2025, 2, 1), protocol_digest="sha256:p-new", environment_digest="sha256:e-new")
     insert(con, "batch_record", [older, newer])
     run_model(con, "learned_dimensions.sql")
-    learned = con.execute("select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from learned_dimension "
-                          "order by 1").fetchall()
-    assert learned == [("environment", "NVIDIA H100", None, None, "sha256:e-new"),
-                       ("protocol", "NVIDIA H100", "forward", "ms", "sha256:p-new")]
+    learned = con.execute(
+        "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from learned_dimension order by 1"
+    ).fetchall()
+    assert learned == [
+        ("environment", "NVIDIA H100", None, None, "sha256:e-new"),
+        ("protocol", "NVIDIA H100", "forward", "ms", "sha256:p-new"),
+    ]
     # Readers apply it: an ms row takes the learned protocol, an MB row keeps its derived one; both
     # take the learned environment; a folded row keeps its record's own digests.
     con.execute("create table learned as select * from learned_dimension")
-    fact = dict(csv_fact("sha256:ms"), environment_digest="sha256:e-derived", protocol_digest="sha256:p-derived",
-                workload_digest="sha256:w", implementation_digest="sha256:i", origin="csv", run_seq=1)
-    facts = [fact, fact | {"measurement_digest": "sha256:mb", "metric_name": "memory", "metric_unit": "MB"},
-             fact | {"measurement_digest": "sha256:folded", "origin": "csv+kernelindex",
-                     "environment_digest": "sha256:e-own", "protocol_digest": "sha256:p-own"}]
+    fact = dict(
+        csv_fact("sha256:ms"),
+        environment_digest="sha256:e-derived",
+        protocol_digest="sha256:p-derived",
+        workload_digest="sha256:w",
+        implementation_digest="sha256:i",
+        origin="csv",
+        run_seq=1,
+    )
+    facts = [
+        fact,
+        fact | {"measurement_digest": "sha256:mb", "metric_name": "memory", "metric_unit": "MB"},
+        fact
+        | {
+            "measurement_digest": "sha256:folded",
+            "origin": "csv+kernelindex",
+            "environment_digest": "sha256:e-own",
+            "protocol_digest": "sha256:p-own",
+        },
+    ]
     reader = duck.connect()
     create_table_views(reader, {})
     for t in ("fact_measurement", "learned_dimension"):
@@ -119,18 +187,24 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
     reader.execute("insert into t_learned_dimension select * from learned_rows")
     reader.execute("create or replace view delta_fact_measurement as select * from t_fact_measurement")
     reader.execute("create or replace view delta_learned_dimension as select * from t_learned_dimension")
-    resolved = reader.execute("select measurement_digest, environment_digest, protocol_digest from fact_measurement "
-                              "order by 1").fetchall()
-    assert resolved == [("sha256:folded", "sha256:e-own", "sha256:p-own"),
-                        ("sha256:mb", "sha256:e-new", "sha256:p-derived"),
-                        ("sha256:ms", "sha256:e-new", "sha256:p-new")]
+    resolved = reader.execute(
+        "select measurement_digest, environment_digest, protocol_digest from fact_measurement order by 1"
+    ).fetchall()
+    assert resolved == [
+        ("sha256:folded", "sha256:e-own", "sha256:p-own"),
+        ("sha256:mb", "sha256:e-new", "sha256:p-derived"),
+        ("sha256:ms", "sha256:e-new", "sha256:p-new"),
+    ]
 
 
 def _snapshot_dir(root: Path, p50: str, with_tsv_rows: list[tuple[str, str]]) -> None:
     (root / "liger_csv").mkdir(parents=True, exist_ok=True)
     (root / "liger_csv" / "SNAPSHOTS.tsv").write_text(
         "file\tupstream_path\tupstream_commit\tcommitted_at\n"
-        + "".join(f"{name}\tbenchmark/data/all_benchmark_data.csv\t{name[:7]}\t{date}\n" for name, date in with_tsv_rows))
+        + "".join(
+            f"{name}\tbenchmark/data/all_benchmark_data.csv\t{name[:7]}\t{date}\n" for name, date in with_tsv_rows
+        )
+    )
 
 
 @pytest.mark.parametrize("order", ["old_then_new", "new_then_old"])
@@ -150,13 +224,16 @@ def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
     names = list(snaps) if order == "old_then_new" else list(reversed(snaps))
     modes = []
     for name in names:
-        (raw / "liger_csv" / name).write_text(HEADER + "\n" + row("1", p50=snaps[name][1], p80="0.9") + "\n"
-                                              + row("2", p50="0.5") + "\n")
+        (raw / "liger_csv" / name).write_text(
+            HEADER + "\n" + row("1", p50=snaps[name][1], p80="0.9") + "\n" + row("2", p50="0.5") + "\n"
+        )
         sources, problems = discover(raw)
         staging.stage(sources)
         modes.append(Merger(wh, staging).run(sources, problems).mode)
     assert modes[0] == "full"
     with connect(warehouse=wh.root_uri, local_dir=str(tmp_path / "wh")) as c:  # provenance included
-        rows = c.execute("select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1").fetchall()
+        rows = c.execute(
+            "select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1"
+        ).fetchall()
     assert rows == [("1", 0.7, 2, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
     shutil.rmtree(tmp_path / "wh")

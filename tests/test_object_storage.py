@@ -58,7 +58,9 @@ def test_pipeline_into_a_bucket_matches_a_local_run(tmp_path: Path, s3, monkeypa
     # ... and the state before the second run is still readable (time travel by run number).
     old_local_ref = tmp_path / "local_old"
     assert rs.run(rs.run_env(old_raw, old_local_ref, home), log) == 0
-    assert _facts_via_connect(monkeypatch, s3, uri, local_dir, run=runs[0].seq) == rs.facts(old_local_ref / "liger.duckdb")
+    assert _facts_via_connect(monkeypatch, s3, uri, local_dir, run=runs[0].seq) == rs.facts(
+        old_local_ref / "liger.duckdb"
+    )
     # Nothing but the Delta tables went to the bucket: staging and liger.duckdb stay local.
     assert (local_dir / "liger.duckdb").exists() and (local_dir / "staging").is_dir()
 

@@ -22,17 +22,23 @@ from tests.conftest import all_assets_and_checks, copy_data_raw
 
 def _materialize_partitions(instance, resource, keys):
     for key in keys:
-        result = dg.materialize([source_content], partition_key=key, instance=instance,
-                                resources={"warehouse": resource})
+        result = dg.materialize(
+            [source_content], partition_key=key, instance=instance, resources={"warehouse": resource}
+        )
         assert result.success
 
 
 def _main_job(instance, resource):
-    result = dg.materialize(all_assets_and_checks(), instance=instance, resources={"warehouse": resource},
-                            selection=dg.AssetSelection.assets("staged_sources").downstream())
+    result = dg.materialize(
+        all_assets_and_checks(),
+        instance=instance,
+        resources={"warehouse": resource},
+        selection=dg.AssetSelection.assets("staged_sources").downstream(),
+    )
     assert result.success
-    staged = next(m for m in result.get_asset_materialization_events()
-                  if m.asset_key == dg.AssetKey("staged_sources")).materialization.metadata
+    staged = next(
+        m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey("staged_sources")
+    ).materialization.metadata
     return result, staged
 
 
@@ -59,7 +65,9 @@ def test_git_backfill_partitions_give_the_same_facts(tmp_path):
     g.build_history_repo(repo)
     (tmp_path / "empty_raw").mkdir()
     instance = dg.DagsterInstance.ephemeral()
-    resource = WarehouseResource(data_raw=str(tmp_path / "empty_raw"), warehouse=str(tmp_path / "wh"), git_repo=str(repo))
+    resource = WarehouseResource(
+        data_raw=str(tmp_path / "empty_raw"), warehouse=str(tmp_path / "wh"), git_repo=str(repo)
+    )
     keys = current_keys(tmp_path / "empty_raw", repo)
     assert keys and all(k.startswith("git:") for k in keys)
     instance.add_dynamic_partitions(source_partitions.name, keys)
@@ -75,18 +83,34 @@ def test_partition_runs_in_parallel_processes_both_commit(tmp_path):
     env = rs.run_env(raw, tmp_path / "wh", tmp_path / "home")
     keys = current_keys(raw, None)
     assert len(keys) == 2
-    add = ("import dagster as dg, sys; from pipeline.defs.ingest import source_partitions; "
-           "dg.DagsterInstance.get().add_dynamic_partitions(source_partitions.name, sys.argv[1:])")
+    add = (
+        "import dagster as dg, sys; from pipeline.defs.ingest import source_partitions; "
+        "dg.DagsterInstance.get().add_dynamic_partitions(source_partitions.name, sys.argv[1:])"
+    )
     subprocess.run([rs.python(), "-c", add, *keys], env=env, check=True, cwd=rs.REPO)
-    procs = [subprocess.Popen([str(rs.DG), "launch", "--job", "liger_partitioned_staging", "--partition", k],
-                              cwd=rs.REPO, env=env, stdout=(tmp_path / f"p{i}.log").open("wb"),
-                              stderr=subprocess.STDOUT, start_new_session=True) for i, k in enumerate(keys)]
-    assert [p.wait(timeout=300) for p in procs] == [0, 0], [(tmp_path / f"p{i}.log").read_text()[-2000:] for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [str(rs.DG), "launch", "--job", "liger_partitioned_staging", "--partition", k],
+            cwd=rs.REPO,
+            env=env,
+            stdout=(tmp_path / f"p{i}.log").open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        for i, k in enumerate(keys)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0], [
+        (tmp_path / f"p{i}.log").read_text()[-2000:] for i in range(2)
+    ]
     from pipeline.store.warehouse import Warehouse
 
     store = Warehouse(tmp_path / "wh").store
     with duckdb.connect() as con:
-        got = sorted(r[0] for r in con.execute("select partition_key from read_parquet(?)",
-                                               [store.files(STAGED_CONTENT.name)]).fetchall())
+        got = sorted(
+            r[0]
+            for r in con.execute(
+                "select partition_key from read_parquet(?)", [store.files(STAGED_CONTENT.name)]
+            ).fetchall()
+        )
     assert got == keys  # two concurrent appends, both committed, nothing doubled
     assert len(store.history(STAGED_CONTENT)) == 2

@@ -14,9 +14,15 @@ import duckdb
 
 from .conftest import DATA_RAW, PROJECT, SAMPLE_RECORD, copy_data_raw, materialize
 
-SAMPLE_ROW = dict(kernel_name="fused_add_rms_norm", kernel_provider="liger_fused_add_rms_norm",
-                  kernel_operation_mode="backward", gpu_name="NVIDIA H100 80GB HBM3", x_value="1024",
-                  observed_at="2026-04-07 21:27:38", metric_name="speed")
+SAMPLE_ROW = dict(
+    kernel_name="fused_add_rms_norm",
+    kernel_provider="liger_fused_add_rms_norm",
+    kernel_operation_mode="backward",
+    gpu_name="NVIDIA H100 80GB HBM3",
+    x_value="1024",
+    observed_at="2026-04-07 21:27:38",
+    metric_name="speed",
+)
 
 
 def q(wh: Path, sql: str, params=None):
@@ -35,12 +41,20 @@ def sample_fact(wh: Path) -> dict:
         cols = [d[0] for d in cur.description]
         rows = cur.fetchall()
     assert len(rows) == 1
-    return dict(zip(cols, rows[0]))
+    return dict(zip(cols, rows[0], strict=False))
 
 
 # -- an independent count: plain Python over the shipped CSVs, by the identity ARCHITECTURE.md documents ----
-IDENTITY_COLUMNS = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "x_name", "x_value",
-                    "gpu_name", "liger_version")
+IDENTITY_COLUMNS = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "x_name",
+    "x_value",
+    "gpu_name",
+    "liger_version",
+)
 
 
 def identity(row: dict[str, str]) -> tuple[str, ...]:
@@ -48,8 +62,9 @@ def identity(row: dict[str, str]) -> tuple[str, ...]:
     ts = datetime.fromisoformat(row["timestamp"].strip())
     if ts.tzinfo is not None:
         ts = ts.astimezone(UTC).replace(tzinfo=None)
-    config = json.dumps(json.loads(row["extra_benchmark_config_str"]), sort_keys=True, separators=(",", ":"),
-                        ensure_ascii=False)
+    config = json.dumps(
+        json.loads(row["extra_benchmark_config_str"]), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return (*(row[c].strip() for c in IDENTITY_COLUMNS), config, f"{ts:%Y-%m-%d %H:%M:%S}")
 
 
@@ -81,7 +96,8 @@ def test_counts_agree_with_an_independent_count_over_the_shipped_csvs(upstream_w
     assert len(distinct) == 4421
     assert q(upstream_warehouse, "select count(*) from measurements") == [(len(distinct),)]
     assert q(upstream_warehouse, "select count(*), sum(rows_read) from source") == [
-        (len(by_file) + len(records), sum(map(len, by_file.values())) + len(records))]
+        (len(by_file) + len(records), sum(map(len, by_file.values())) + len(records))
+    ]
     in_head = {i for f in newest_snapshot_per_upstream_path() for i in by_file[f]}
     assert q(upstream_warehouse, "select count(*) from measurements where in_upstream_head") == [(len(in_head),)]
 
@@ -100,9 +116,20 @@ def _distinct_measurements(csv_paths) -> int:
         with path.open(newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
                 config = json.dumps(json.loads(row["extra_benchmark_config_str"]), sort_keys=True)
-                keys.add((row["kernel_name"], row["kernel_provider"], row["kernel_operation_mode"],
-                          row["metric_name"], row["x_name"], row["x_value"], config, row["gpu_name"],
-                          row["timestamp"], row["liger_version"]))
+                keys.add(
+                    (
+                        row["kernel_name"],
+                        row["kernel_provider"],
+                        row["kernel_operation_mode"],
+                        row["metric_name"],
+                        row["x_name"],
+                        row["x_value"],
+                        config,
+                        row["gpu_name"],
+                        row["timestamp"],
+                        row["liger_version"],
+                    )
+                )
     return len(keys)
 
 
@@ -115,8 +142,9 @@ def test_h200_runs_add_their_distinct_rows_to_the_upstream_facts(shipped_warehou
     assert q(shipped_warehouse, "select count(*) from measurements where gpu_name = 'NVIDIA H200'") == [(372,)]
     assert q(shipped_warehouse, "select count(*) from quarantine") == [(0,)]
     # no provenance file beside them: sources without an upstream commit, nothing else breaks
-    assert q(shipped_warehouse, "select count(*), count(upstream_commit) from source "
-                                "where source_path like 'h200_runs/%'") == [(3, 0)]
+    assert q(
+        shipped_warehouse, "select count(*), count(upstream_commit) from source where source_path like 'h200_runs/%'"
+    ) == [(3, 0)]
 
 
 def test_sample_record_folds_into_its_csv_row(shipped_warehouse):
@@ -132,30 +160,46 @@ def test_sample_record_folds_into_its_csv_row(shipped_warehouse):
 
 def test_csv_rows_learn_protocol_and_environment_from_records(shipped_warehouse):
     record = json.loads(SAMPLE_RECORD.read_text())["run"]["spec"]
-    rows = q(shipped_warehouse, """
+    rows = q(
+        shipped_warehouse,
+        """
         select count(*), count(distinct protocol_digest), any_value(protocol_digest), any_value(environment_digest)
         from measurements where gpu_name = 'NVIDIA H100 80GB HBM3' and kernel_operation_mode = 'backward'
-          and metric_unit = 'ms'""")
+          and metric_unit = 'ms'""",
+    )
     n, distinct, protocol, environment = rows[0]
     assert n > 100 and distinct == 1
     assert protocol == record["protocolDigest"] and environment == record["environmentDigest"]
     # Other GPUs keep the pipeline's own objects.
-    other = q(shipped_warehouse, "select count(*) from measurements where gpu_name <> 'NVIDIA H100 80GB HBM3' and environment_digest = $d",
-              {"d": record["environmentDigest"]})
+    other = q(
+        shipped_warehouse,
+        "select count(*) from measurements where gpu_name <> 'NVIDIA H100 80GB HBM3' and environment_digest = $d",
+        {"d": record["environmentDigest"]},
+    )
     assert other == [(0,)]
 
 
 def test_snapshot_dedup_one_fact_per_measurement_with_source_count(shipped_warehouse):
     # The first 0.2.1 rows appear in every main-CSV snapshot since 2024-09-03: 35 sources.
-    rows = q(shipped_warehouse, """
+    rows = q(
+        shipped_warehouse,
+        """
         select source_count, first_seen_commit, in_upstream_head from measurements
         where kernel_name = 'cross_entropy' and kernel_provider = 'liger' and kernel_operation_mode = 'forward'
-          and metric_name = 'speed' and x_value = '4096' and liger_version = '0.2.1' and gpu_name = 'NVIDIA A100-SXM4-80GB'""")
+          and metric_name = 'speed' and x_value = '4096' and liger_version = '0.2.1'
+          and gpu_name = 'NVIDIA A100-SXM4-80GB'""",
+    )
     assert len(rows) == 1
     source_count, first_commit, _ = rows[0]
-    carrying = [f for f, ids in identities_by_file().items()
-                if any(i[:4] == ("cross_entropy", "liger", "forward", "speed") and i[5:8] == ("4096", "NVIDIA A100-SXM4-80GB", "0.2.1")
-                       for i in ids)]
+    carrying = [
+        f
+        for f, ids in identities_by_file().items()
+        if any(
+            i[:4] == ("cross_entropy", "liger", "forward", "speed")
+            and i[5:8] == ("4096", "NVIDIA A100-SXM4-80GB", "0.2.1")
+            for i in ids
+        )
+    ]
     assert source_count == len(carrying) == 35
     assert first_commit.startswith("b5672a153b") and min(carrying).startswith("2024-09-03_b5672a153b")
 
@@ -177,8 +221,13 @@ def test_views_open_read_only_from_another_directory(upstream_warehouse, tmp_pat
         "print(con.execute('select count(*) from measurements').fetchone()[0]);"
         "print(con.execute('select count(*) from quarantine').fetchone()[0])"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(upstream_warehouse / "liger.duckdb")], cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(upstream_warehouse / "liger.duckdb")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out == ["4421", "0"]
 
 
@@ -186,10 +235,18 @@ def test_idempotent_rerun(tmp_path):
     data = copy_data_raw(tmp_path / "data_raw", csv_glob="2024-*.csv")
     wh = tmp_path / "warehouse"
     assert materialize(data, wh).success
-    first = q(wh, "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1")
+    first = q(
+        wh, "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1"
+    )
     sources = q(wh, "select source_path, content_sha256, rows_read from source order by 1")
     assert materialize(data, wh).success
-    assert q(wh, "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1") == first
+    assert (
+        q(
+            wh,
+            "select measurement_digest, source_count, environment_digest, protocol_digest from measurements order by 1",
+        )
+        == first
+    )
     assert q(wh, "select source_path, content_sha256, rows_read from source order by 1") == sources
     # A copy of an already-ingested file under another name is a new source but adds no fact.
     f = next((data / "liger_csv").glob("2024-11-22*.csv"))
@@ -208,7 +265,9 @@ def test_reordered_and_extra_columns_give_the_same_facts(tmp_path):
     (shuffled / "liger_csv").mkdir(parents=True)
     df = pl.read_csv(src, infer_schema=False)
     cols = list(reversed(df.columns))
-    df.select(cols).with_columns(pl.lit("new upstream column").alias("notes")).write_csv(shuffled / "liger_csv" / src.name)
+    df.select(cols).with_columns(pl.lit("new upstream column").alias("notes")).write_csv(
+        shuffled / "liger_csv" / src.name
+    )
     assert materialize(plain, tmp_path / "wh1").success
     assert materialize(shuffled, tmp_path / "wh2").success
     sql = "select measurement_digest, p20, p50, p80, workload_digest from measurements order by 1"
@@ -225,10 +284,25 @@ def test_record_without_csv_counterpart_is_its_own_fact(tmp_path):
     (data / "kernelindex" / "batch.ndjson").write_text(json.dumps(bundle) + "\n")
     wh = tmp_path / "warehouse"
     assert materialize(data, wh).success
-    rows = q(wh, """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, liger_version, x_value,
-                    extra_config, p50, origin, protocol_digest from measurements""")
-    assert rows == [("fused_add_rms_norm", "backward", "liger_fused_add_rms_norm", "NVIDIA H100 80GB HBM3", "0.7.0",
-                     None, None, 0.21, "kernelindex", bundle["run"]["spec"]["protocolDigest"])]
+    rows = q(
+        wh,
+        """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, liger_version, x_value,
+                    extra_config, p50, origin, protocol_digest from measurements""",
+    )
+    assert rows == [
+        (
+            "fused_add_rms_norm",
+            "backward",
+            "liger_fused_add_rms_norm",
+            "NVIDIA H100 80GB HBM3",
+            "0.7.0",
+            None,
+            None,
+            0.21,
+            "kernelindex",
+            bundle["run"]["spec"]["protocolDigest"],
+        )
+    ]
 
 
 def test_digest_mismatch_quarantines_the_bundle_and_keeps_the_rest(tmp_path):
@@ -238,12 +312,14 @@ def test_digest_mismatch_quarantines_the_bundle_and_keeps_the_rest(tmp_path):
     bad = json.loads(SAMPLE_RECORD.read_text())
     bad["protocol"]["spec"]["measurement"]["timer"] = "wall_clock"
     bad["run"]["spec"]["observedAt"] = "2026-05-02T10:00:00Z"
-    (data / "kernelindex" / "mixed.ndjson").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n{\"run\": \n")
+    (data / "kernelindex" / "mixed.ndjson").write_text(json.dumps(good) + "\n" + json.dumps(bad) + '\n{"run": \n')
     wh = tmp_path / "warehouse"
     assert materialize(data, wh).success
     assert q(wh, "select count(*) from measurements") == [(1,)]
     assert q(wh, "select location, reason from quarantine order by 1") == [
-        ("line 2", "digest_mismatch"), ("line 3", "truncated_json")]
+        ("line 2", "digest_mismatch"),
+        ("line 3", "truncated_json"),
+    ]
 
 
 def test_env_vars_redirect_paths(tmp_path, monkeypatch):
@@ -255,7 +331,10 @@ def test_env_vars_redirect_paths(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     default = WarehouseResource()
     assert (default.data_raw_path(), default.warehouse_path(), default.git_repo_path()) == (
-        PROJECT / "data_raw", PROJECT / "warehouse", None)
+        PROJECT / "data_raw",
+        PROJECT / "warehouse",
+        None,
+    )
     assert settings.reader_memory() == "1500MB"
 
     monkeypatch.setenv("LIGER_WAREHOUSE", str(tmp_path / "w"))
@@ -264,10 +343,16 @@ def test_env_vars_redirect_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("LIGER_READER_MEMORY", "123MB")
     from_env = WarehouseResource()
     assert (from_env.data_raw_path(), from_env.warehouse_path(), from_env.git_repo_path()) == (
-        (tmp_path / "d").resolve(), (tmp_path / "w").resolve(), tmp_path / "clone")
+        (tmp_path / "d").resolve(),
+        (tmp_path / "w").resolve(),
+        tmp_path / "clone",
+    )
     assert settings.reader_memory() == "123MB"
     explicit = WarehouseResource(data_raw=str(tmp_path / "x"), warehouse=str(tmp_path / "y"))
-    assert (explicit.data_raw_path(), explicit.warehouse_path()) == ((tmp_path / "x").resolve(), (tmp_path / "y").resolve())
+    assert (explicit.data_raw_path(), explicit.warehouse_path()) == (
+        (tmp_path / "x").resolve(),
+        (tmp_path / "y").resolve(),
+    )
 
 
 def test_records_of_one_sweep_in_the_same_second_stay_distinct(tmp_path):
@@ -297,16 +382,19 @@ def test_every_asset_check_on_the_shipped_warehouse_says_what_the_data_says(ship
     wh, result = shipped_run
     evaluations = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
     assert set(evaluations) == CHECKS
-    errors = {n: e.description for n, e in evaluations.items()
-              if e.severity == dg.AssetCheckSeverity.ERROR and not e.passed}
+    errors = {
+        n: e.description for n, e in evaluations.items() if e.severity == dg.AssetCheckSeverity.ERROR and not e.passed
+    }
     assert not errors, errors
     newest = "(select liger_version from liger_versions where is_newest)"
     expected_warn = {
         "quarantine_is_empty": q(wh, "select count(*) = 0 from quarantine")[0][0],
         "newest_version_has_no_regressions": q(
-            wh, f"select count(*) = 0 from sweep_regressions where verdict = 'regression' and to_version = {newest}")[0][0],
+            wh, f"select count(*) = 0 from sweep_regressions where verdict = 'regression' and to_version = {newest}"
+        )[0][0],
         "newest_version_was_compared": q(
-            wh, f"select count(compared_with) > 0 from version_coverage where liger_version = {newest}")[0][0],
+            wh, f"select count(compared_with) > 0 from version_coverage where liger_version = {newest}"
+        )[0][0],
     }
     assert {n: evaluations[n].passed for n in expected_warn} == expected_warn
     assert all(evaluations[n].severity == dg.AssetCheckSeverity.WARN for n in expected_warn)

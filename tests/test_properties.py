@@ -20,12 +20,18 @@ from tests.robustness_support import HEADER
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SAMPLE = json.loads((rs.KI_DIR / "a8e1599773300c7d.json").read_text())
 
-quantiles = st.lists(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3).map(sorted)
-gpu = st.sampled_from(["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "AMD MI300X", "gpu, \"quoted\""])
-config = st.dictionaries(st.sampled_from(["B", "T", "H", "dtype", "note"]),
-                         st.one_of(st.integers(-5, 4096), st.text(max_size=6), st.booleans()), max_size=3)
-timestamp = st.datetimes(min_value=__import__("datetime").datetime(2020, 1, 1),
-                         max_value=__import__("datetime").datetime(2030, 1, 1)).map(lambda d: d.strftime("%Y-%m-%d %H:%M:%S"))
+quantiles = st.lists(
+    st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
+).map(sorted)
+gpu = st.sampled_from(["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "AMD MI300X", 'gpu, "quoted"'])
+config = st.dictionaries(
+    st.sampled_from(["B", "T", "H", "dtype", "note"]),
+    st.one_of(st.integers(-5, 4096), st.text(max_size=6), st.booleans()),
+    max_size=3,
+)
+timestamp = st.datetimes(
+    min_value=__import__("datetime").datetime(2020, 1, 1), max_value=__import__("datetime").datetime(2030, 1, 1)
+).map(lambda d: d.strftime("%Y-%m-%d %H:%M:%S"))
 label = st.sampled_from(["vocab size", "multi\nline label", "comma, label", ""])
 
 
@@ -36,8 +42,16 @@ def q(s: str) -> str:
 @st.composite
 def csv_row(draw, x: int) -> dict:
     p20, p50, p80 = draw(quantiles)
-    return {"x": str(x), "p20": repr(p20), "p50": repr(p50), "p80": repr(p80), "gpu": draw(gpu),
-            "cfg": json.dumps(draw(config)), "ts": draw(timestamp), "label": draw(label)}
+    return {
+        "x": str(x),
+        "p20": repr(p20),
+        "p50": repr(p50),
+        "p80": repr(p80),
+        "gpu": draw(gpu),
+        "cfg": json.dumps(draw(config)),
+        "ts": draw(timestamp),
+        "label": draw(label),
+    }
 
 
 CSV_CORRUPTIONS = {
@@ -52,14 +66,31 @@ CSV_CORRUPTIONS = {
     "empty": (Reason.EMPTY_FIELD, lambda r: render({**r, "gpu": ""})),
     "config": (Reason.BAD_CONFIG_JSON, lambda r: render({**r, "cfg": r["cfg"][:-1] or "{"})),
     "timestamp": (Reason.BAD_TIMESTAMP, lambda r: render({**r, "ts": "not a time"})),
-    "bytes": (Reason.UNREADABLE_BYTES, lambda r: render(r).encode() .replace(b"liger", b"lig\xff\xfer", 1)),
+    "bytes": (Reason.UNREADABLE_BYTES, lambda r: render(r).encode().replace(b"liger", b"lig\xff\xfer", 1)),
 }
 STRUCTURAL = {"short", "long", "bytes"}
 
 
 def render(r: dict) -> str:
-    return ",".join(["ce", "liger", "forward", "speed", "ms", "V", q(r["label"]), r["x"], r["p50"], r["p20"], r["p80"],
-                     q(r["cfg"]), q(r["gpu"]), r["ts"], "0.2.1"])
+    return ",".join(
+        [
+            "ce",
+            "liger",
+            "forward",
+            "speed",
+            "ms",
+            "V",
+            q(r["label"]),
+            r["x"],
+            r["p50"],
+            r["p20"],
+            r["p80"],
+            q(r["cfg"]),
+            q(r["gpu"]),
+            r["ts"],
+            "0.2.1",
+        ]
+    )
 
 
 @SETTINGS
@@ -108,6 +139,7 @@ def _mut(f):
         b = copy.deepcopy(b)
         f(b)
         return json.dumps(b)
+
     return apply
 
 
@@ -115,14 +147,29 @@ KI_CORRUPTIONS = {
     "truncated": (Reason.TRUNCATED_JSON, lambda b: json.dumps(b)[:-7]),
     "array": (Reason.NOT_AN_OBJECT, lambda b: json.dumps([b])),
     "number": (Reason.NOT_AN_OBJECT, lambda b: "42"),
-    "api": (Reason.UNKNOWN_API_VERSION, _mut(lambda b: b["environment"].__setitem__("apiVersion", "kernelindex.dev/v2"))),
+    "api": (
+        Reason.UNKNOWN_API_VERSION,
+        _mut(lambda b: b["environment"].__setitem__("apiVersion", "kernelindex.dev/v2")),
+    ),
     "digest": (Reason.DIGEST_MISMATCH, _mut(_tamper)),
     "deep": (Reason.JSON_TOO_DEEP, lambda b: '{"run":' + "[" * 200 + "]" * 200 + "}"),
-    "order": (Reason.QUANTILE_ORDER, _mut(lambda b: b["run"]["spec"]["sourceNative"]["metrics"].__setitem__(
-        "ms_20", b["run"]["spec"]["sourceNative"]["metrics"]["ms_80"] * 2))),
+    "order": (
+        Reason.QUANTILE_ORDER,
+        _mut(
+            lambda b: b["run"]["spec"]["sourceNative"]["metrics"].__setitem__(
+                "ms_20", b["run"]["spec"]["sourceNative"]["metrics"]["ms_80"] * 2
+            )
+        ),
+    ),
     "timestamp": (Reason.BAD_TIMESTAMP, _mut(lambda b: b["run"]["spec"].__setitem__("observedAt", "when?"))),
-    "zero": (Reason.NON_POSITIVE_VALUE, _mut(lambda b: b["run"]["spec"]["sourceNative"]["metrics"].__setitem__("ms_20", 0))),
-    "bytes": (Reason.UNREADABLE_BYTES, lambda b: json.dumps(b, ensure_ascii=False).encode().replace(b"BenchmarkRun", b"Bench\xffRun")),
+    "zero": (
+        Reason.NON_POSITIVE_VALUE,
+        _mut(lambda b: b["run"]["spec"]["sourceNative"]["metrics"].__setitem__("ms_20", 0)),
+    ),
+    "bytes": (
+        Reason.UNREADABLE_BYTES,
+        lambda b: json.dumps(b, ensure_ascii=False).encode().replace(b"BenchmarkRun", b"Bench\xffRun"),
+    ),
 }
 
 
@@ -155,6 +202,9 @@ def test_ndjson_good_plus_quarantined_equals_input(tmp_path_factory, data, n, bl
     assert len(staged) == n == res.rows_read
     assert {s["location"]: s["reason"] for s in staged} == expected
     good = sorted((s["p20"], s["p50"], s["p80"]) for s in staged if s["reason"] is None)
-    want = sorted(tuple(recs[i]["run"]["spec"]["sourceNative"]["metrics"][k] for k in ("ms_20", "ms_50", "ms_80"))
-                  for i in range(n) if i not in corrupt)
+    want = sorted(
+        tuple(recs[i]["run"]["spec"]["sourceNative"]["metrics"][k] for k in ("ms_20", "ms_50", "ms_80"))
+        for i in range(n)
+        if i not in corrupt
+    )
     assert good == want

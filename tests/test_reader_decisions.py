@@ -38,9 +38,18 @@ def test_zoned_csv_timestamps_are_normalized_to_utc(tmp_path):
     assert {r["observed_at_text"] for r in rows} == {"2024-09-03 13:31:39"}
     assert {str(r["observed_at"]) for r in rows} == {"2024-09-03 13:31:39"}
     # One instant, one identity: the four rows are one measurement, with the documented digest.
-    expected = measurement_digest(kernel_name="ce", kernel_provider="liger", kernel_operation_mode="forward",
-                                  metric_name="speed", x_name="V", x_value="1", extra_config='{"B":8}',
-                                  gpu_name="NVIDIA A100", observed_at_text="2024-09-03 13:31:39", liger_version="0.2.1")
+    expected = measurement_digest(
+        kernel_name="ce",
+        kernel_provider="liger",
+        kernel_operation_mode="forward",
+        metric_name="speed",
+        x_name="V",
+        x_value="1",
+        extra_config='{"B":8}',
+        gpu_name="NVIDIA A100",
+        observed_at_text="2024-09-03 13:31:39",
+        liger_version="0.2.1",
+    )
     assert {r["measurement_digest"] for r in rows} == {expected}
 
 
@@ -61,17 +70,26 @@ def test_zoned_record_timestamp_is_normalized_to_utc(tmp_path):
 def test_snapshot_commit_dates_are_normalized_to_utc(tmp_path):
     csv_dir = tmp_path / "liger_csv"
     csv_dir.mkdir()
-    dates = {"zoned.csv": "2024-09-03T17:00:00+02:00", "plain.csv": "2024-09-03T15:30:00", "z.csv": "2024-09-03T14:00:00Z",
-             "unreadable.csv": "yesterday"}
+    dates = {
+        "zoned.csv": "2024-09-03T17:00:00+02:00",
+        "plain.csv": "2024-09-03T15:30:00",
+        "z.csv": "2024-09-03T14:00:00Z",
+        "unreadable.csv": "yesterday",
+    }
     for name in dates:
         (csv_dir / name).write_text(HEADER + "\n" + row() + "\n")
-    (csv_dir / "SNAPSHOTS.tsv").write_text("file\tupstream_path\tupstream_commit\tcommitted_at\n" + "".join(
-        f"{name}\tbenchmark/data/{name}\t{i:040x}\t{when}\n" for i, (name, when) in enumerate(dates.items())))
+    (csv_dir / "SNAPSHOTS.tsv").write_text(
+        "file\tupstream_path\tupstream_commit\tcommitted_at\n"
+        + "".join(f"{name}\tbenchmark/data/{name}\t{i:040x}\t{when}\n" for i, (name, when) in enumerate(dates.items()))
+    )
     sources, problems = discover(tmp_path)
     assert not problems
     assert {s.source_path: s.committed_at for s in sources} == {
-        "liger_csv/zoned.csv": datetime(2024, 9, 3, 15, 0), "liger_csv/plain.csv": datetime(2024, 9, 3, 15, 30),
-        "liger_csv/z.csv": datetime(2024, 9, 3, 14, 0), "liger_csv/unreadable.csv": None}
+        "liger_csv/zoned.csv": datetime(2024, 9, 3, 15, 0),
+        "liger_csv/plain.csv": datetime(2024, 9, 3, 15, 30),
+        "liger_csv/z.csv": datetime(2024, 9, 3, 14, 0),
+        "liger_csv/unreadable.csv": None,
+    }
 
 
 def _set(path: str, value):
@@ -84,6 +102,7 @@ def _set(path: str, value):
             del node[leaf]
         else:
             node[leaf] = value
+
     return mutate
 
 

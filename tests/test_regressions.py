@@ -64,8 +64,11 @@ def _one(con, sql, params=()):
 
 
 def test_version_order_is_pep440_not_text():
-    rows = dict(version_order_table(["0.6.0", "0.5.10", "0.5.8", "0.6.0rc1", "0.6.0.dev2",
-                                     "0.6.0.post1", "0.5.10.0", "not-a-version", "", None]))
+    rows = dict(
+        version_order_table(
+            ["0.6.0", "0.5.10", "0.5.8", "0.6.0rc1", "0.6.0.dev2", "0.6.0.post1", "0.5.10.0", "not-a-version", "", None]
+        )
+    )
     assert rows["0.5.8"] < rows["0.5.10"] < rows["0.6.0.dev2"] < rows["0.6.0rc1"]
     assert rows["0.6.0rc1"] < rows["0.6.0"] < rows["0.6.0.post1"]
     assert rows["0.5.10"] == rows["0.5.10.0"]  # same release, two spellings
@@ -77,8 +80,7 @@ _release = st.tuples(*(st.integers(0, 30) for _ in range(3)))
 _suffix = st.sampled_from(["", "a1", "b2", "rc1", ".post1", ".dev3", "rc2.dev1"])
 
 
-@given(st.lists(st.tuples(_release, _suffix).map(lambda t: ".".join(map(str, t[0])) + t[1]),
-                min_size=1, max_size=30))
+@given(st.lists(st.tuples(_release, _suffix).map(lambda t: ".".join(map(str, t[0])) + t[1]), min_size=1, max_size=30))
 def test_version_ranks_follow_packaging(versions):
     ranks = dict(version_order_table(versions))
     for a in versions:
@@ -128,11 +130,20 @@ def test_verdicts_cover_liger_pairs_only(con):
     (liger_pairs,) = con.execute("select count(*) from version_changes where is_liger").fetchone()
     (judged,) = con.execute("select count(*) from regressions").fetchone()
     assert judged == liger_pairs > 0
-    providers = {r[0] for r in con.execute("select distinct kernel_provider from regressions union "
-                                           "select distinct kernel_provider from sweep_regressions").fetchall()}
+    providers = {
+        r[0]
+        for r in con.execute(
+            "select distinct kernel_provider from regressions union "
+            "select distinct kernel_provider from sweep_regressions"
+        ).fetchall()
+    }
     assert all(p.startswith("liger") for p in providers)
-    verdicts = {r[0] for r in con.execute("select verdict from regressions union all "
-                                          "select verdict from sweep_regressions").fetchall()}
+    verdicts = {
+        r[0]
+        for r in con.execute(
+            "select verdict from regressions union all select verdict from sweep_regressions"
+        ).fetchall()
+    }
     assert verdicts <= VERDICTS
     # reference providers stay visible as context
     (refs,) = con.execute("select count(*) from version_changes where not is_liger").fetchone()
@@ -141,8 +152,18 @@ def test_verdicts_cover_liger_pairs_only(con):
 
 def test_version_changes_columns_and_bands(con):
     cols = {r[0] for r in con.execute("describe version_changes").fetchall()}
-    assert {"from_version", "to_version", "from_p20", "from_p50", "from_p80", "to_p20", "to_p50",
-            "to_p80", "ratio", "bands_separated"} <= cols
+    assert {
+        "from_version",
+        "to_version",
+        "from_p20",
+        "from_p50",
+        "from_p80",
+        "to_p20",
+        "to_p50",
+        "to_p80",
+        "ratio",
+        "bands_separated",
+    } <= cols
     bad = con.execute(
         """select count(*) from version_changes where ratio is not null and bands_separated <> coalesce(
              case when ratio > 1 then to_p20 > from_p80 when ratio < 1 then to_p80 < from_p20 end, false)"""
@@ -221,9 +242,27 @@ def _synthetic_sweep_db(levels_by_version: dict[str, float], with_reference: boo
                 if provider == "torch" and not with_reference:
                     continue
                 p50 = x / 1000 * factor
-                rows.append((f"{version}-{x}-{provider}", "k", provider, "forward", "speed", "ms",
-                             "GPU", "N", "n", str(x), '{"B":1}', version,
-                             f"2025-01-{day + 1:02d} 00:00:00", p50 * 0.995, p50, p50 * 1.005, 1))
+                rows.append(
+                    (
+                        f"{version}-{x}-{provider}",
+                        "k",
+                        provider,
+                        "forward",
+                        "speed",
+                        "ms",
+                        "GPU",
+                        "N",
+                        "n",
+                        str(x),
+                        '{"B":1}',
+                        version,
+                        f"2025-01-{day + 1:02d} 00:00:00",
+                        p50 * 0.995,
+                        p50,
+                        p50 * 1.005,
+                        1,
+                    )
+                )
     con.execute(
         "create table measurements (measurement_digest varchar, kernel_name varchar,"
         " kernel_provider varchar, kernel_operation_mode varchar, metric_name varchar,"
@@ -243,9 +282,7 @@ def test_change_point_finds_the_version_that_shifted():
     version, previous, direction, shift, basis = cps[0]
     assert (version, previous, direction, basis) == ("0.5.10", "0.5.9", "worse", "normalized")
     assert shift == pytest.approx(1.29, abs=0.03)
-    verdict = con.execute(
-        "select verdict from sweep_regressions where to_version = '0.5.10'"
-    ).fetchone()[0]
+    verdict = con.execute("select verdict from sweep_regressions where to_version = '0.5.10'").fetchone()[0]
     assert verdict == "regression"
     con.close()
 
@@ -272,8 +309,12 @@ def test_synthetic_shift_precision_recall(warehouse, tmp_path):
     peak RSS, which the memory-bound tests' subprocesses inherit."""
     tracked = (REPO / "bench" / "results" / "regression_detection.md").read_bytes()
     out = tmp_path / "detection.json"
-    subprocess.run([sys.executable, "-m", "bench.regression_detection", str(warehouse), "--json", str(out),
-                    "--shifts", "0.1,0.5"], cwd=REPO, check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    subprocess.run(
+        [sys.executable, "-m", "bench.regression_detection", str(warehouse), "--json", str(out), "--shifts", "0.1,0.5"],
+        cwd=REPO,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     results = json.loads(out.read_text())
     assert (REPO / "bench" / "results" / "regression_detection.md").read_bytes() == tracked
     by = {(r["pool"], r["level"], r["shift"]): r for r in results}
@@ -326,8 +367,11 @@ def test_notebook_executes(warehouse, monkeypatch):
     assert namespace["trend"], "the notebook found no rows for its default kernel"
     assert namespace["panels"], "no default panel has a series measured at two versions"
     for gpu, mode in namespace["panels"]:
-        keys = {(r["provider"], r["x_value"], r["extra_config"]) for r in namespace["shown"]
-                if r["gpu_name"] == gpu and r["mode"] == mode}
+        keys = {
+            (r["provider"], r["x_value"], r["extra_config"])
+            for r in namespace["shown"]
+            if r["gpu_name"] == gpu and r["mode"] == mode
+        }
         assert any(len(namespace["series_versions"][(gpu, mode, *k)]) > 1 for k in keys)
     labels = [t.get_text() for f in map(plt.figure, plt.get_fignums()) for ax in f.axes for t in ax.texts]
     assert labels and all("=" in t for t in labels), "each x point's line is labelled"
@@ -350,7 +394,9 @@ def test_dagster_report_asset_and_check(warehouse, tmp_path):
     )
     assert result.success
     checks = result.get_asset_check_evaluations()
-    assert {c.asset_check_key.name for c in checks} == {"newest_version_has_no_regressions",
-                                                         "newest_version_was_compared"}
+    assert {c.asset_check_key.name for c in checks} == {
+        "newest_version_has_no_regressions",
+        "newest_version_was_compared",
+    }
     assert all(c.severity == dg.AssetCheckSeverity.WARN for c in checks)
     assert (wh / "reports" / "regressions.html").exists()

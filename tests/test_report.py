@@ -111,8 +111,7 @@ def test_regressions_line_wording():
     assert VersionCoverage("1.0", series=5, compared=0).regressions_line().startswith("Regressions in 1.0: unknown")
     assert VersionCoverage("1.0").regressions_line().startswith("Regressions in 1.0: unknown")
     some = VersionCoverage("1.0", series=5, compared=2, verdicts={"unchanged": 2}, reasons={"first seen": 3})
-    assert some.regressions_line() == ("Regressions in 1.0: none among 2 compared series; "
-                                       "3 of 5 series not compared.")
+    assert some.regressions_line() == ("Regressions in 1.0: none among 2 compared series; 3 of 5 series not compared.")
     assert some.sentence() == "1.0: 5 series, 2 compared (2 unchanged); not compared: 3 first seen"
 
 
@@ -142,8 +141,9 @@ def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
     assert len(list((wh / "reports" / "plots").glob("*.png"))) == 4
 
     env = {**os.environ, "DAGSTER_HOME": str(home), "LIGER_WAREHOUSE": str(wh), "PYTHONPATH": str(PROJECT)}
-    out = subprocess.run([sys.executable, "-m", "pipeline.cli.summary"], env=env, capture_output=True, text=True,
-                         check=True, cwd=PROJECT).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli.summary"], env=env, capture_output=True, text=True, check=True, cwd=PROJECT
+    ).stdout
     assert re.search(r"^facts:\s+\d", out, re.M)
     assert "sources:   2  (kernelindex: 1, liger_csv: 1; 123 rows read)" in out
     assert "quarantined rows: 1" in out

@@ -16,8 +16,13 @@ from tests.report_fixture import build_report_warehouse
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
 ]
 
 
@@ -41,7 +46,8 @@ def test_report_renders_in_headless_chromium(report_html):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(report_html.as_uri(), wait_until="load")
             images = page.eval_on_selector_all(
-                "img", "imgs => imgs.map(i => ({complete: i.complete, w: i.naturalWidth, h: i.naturalHeight}))")
+                "img", "imgs => imgs.map(i => ({complete: i.complete, w: i.naturalWidth, h: i.naturalHeight}))"
+            )
             assert len(images) == 6
             assert all(i["complete"] and i["w"] > 0 and i["h"] > 0 for i in images), images
 

@@ -115,8 +115,11 @@ PROBES = {
 def test_construct_evaluates_like_duckdb(spark, name):
     sql = f"create or replace view probe as select {PROBES[name]} as v"
     expected = duckdb.sql(f"select {PROBES[name]} as v").fetchall()[0][0]
-    expected = [float(e) if isinstance(e, Decimal) else e for e in expected] if isinstance(expected, list) else (
-        float(expected) if isinstance(expected, Decimal) else expected)
+    expected = (
+        [float(e) if isinstance(e, Decimal) else e for e in expected]
+        if isinstance(expected, list)
+        else (float(expected) if isinstance(expected, Decimal) else expected)
+    )
     (view,) = transpile_views(sql)
     actual = spark.sql(view.query).collect()[0][0]
     if isinstance(expected, list):
@@ -147,4 +150,3 @@ def test_list_length_is_array_size(spark):
     select len(xs) as n, xs[1] as smallest from grouped"""
     (view,) = transpile_views(sql)
     assert [tuple(r) for r in spark.sql(view.query).collect()] == [(3, 1)]
-

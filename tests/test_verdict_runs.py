@@ -48,9 +48,27 @@ def _run_rows(runs_by_version: dict[str, list], config: str) -> list[tuple]:
             for x in (1024, 2048, 4096, 8192):
                 p50 = x / 1000 * level
                 low, high = (p50, p50) if degenerate else (p50 * 0.99, p50 * 1.01)
-                rows.append((f"{config}-{version}-{hour}-{x}", KERNEL, "liger", "forward", "speed", "ms", GPU,
-                             "N", "n", str(x), config, version, f"2025-01-{day + 1:02d} {hour:02d}:00:00",
-                             low, p50, high, 1))
+                rows.append(
+                    (
+                        f"{config}-{version}-{hour}-{x}",
+                        KERNEL,
+                        "liger",
+                        "forward",
+                        "speed",
+                        "ms",
+                        GPU,
+                        "N",
+                        "n",
+                        str(x),
+                        config,
+                        version,
+                        f"2025-01-{day + 1:02d} {hour:02d}:00:00",
+                        low,
+                        p50,
+                        high,
+                        1,
+                    )
+                )
     return rows
 
 
@@ -59,19 +77,22 @@ def _build(warehouse: Path, tmp_path: Path, *sweeps: tuple[str, dict]) -> duckdb
     con.execute(f"attach '{warehouse}' as src (read_only)")
     con.execute("create table measurements as select * from src.measurements")
     con.execute("detach src")
-    columns = ("measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,"
-               " gpu_name, x_name, x_label, x_value, extra_config, liger_version, observed_at, p20, p50, p80,"
-               " source_count")
+    columns = (
+        "measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,"
+        " gpu_name, x_name, x_label, x_value, extra_config, liger_version, observed_at, p20, p50, p80,"
+        " source_count"
+    )
     for config, runs in sweeps:
-        con.executemany(f"insert into measurements ({columns}) values ({','.join('?' * 17)})",
-                        _run_rows(runs, config))
+        con.executemany(f"insert into measurements ({columns}) values ({','.join('?' * 17)})", _run_rows(runs, config))
     rs.build_regression_layer(con)
     return con
 
 
 def _sweep(con, config: str, to_version: str) -> dict:
-    cur = con.execute("select * from sweep_regressions where kernel_name = ? and extra_config = ? and to_version = ?",
-                      [KERNEL, config, to_version])
+    cur = con.execute(
+        "select * from sweep_regressions where kernel_name = ? and extra_config = ? and to_version = ?",
+        [KERNEL, config, to_version],
+    )
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     assert len(rows) == 1, rows
@@ -103,8 +124,7 @@ def test_two_runs_that_agree_on_a_2x_change_are_a_regression(warehouse, tmp_path
 
 
 def test_stable_kernel_with_three_runs_per_version_is_unchanged(warehouse, tmp_path):
-    con = _build(warehouse, tmp_path,
-                 ('{"c":1}', {"0.1.0": [1.0, 1.01, 0.995], "0.2.0": [1.005, 0.99, 1.01]}))
+    con = _build(warehouse, tmp_path, ('{"c":1}', {"0.1.0": [1.0, 1.01, 0.995], "0.2.0": [1.005, 0.99, 1.01]}))
     sweep = _sweep(con, '{"c":1}', "0.2.0")
     assert sweep["verdict"] == "unchanged"
     assert (sweep["from_runs"], sweep["to_runs"]) == (3, 3)
@@ -125,11 +145,15 @@ def test_degenerate_quantiles_alone_do_not_drop_a_run(warehouse, tmp_path):
 def test_cold_rerun_in_the_group_leaves_a_real_regression_flagged(warehouse, tmp_path):
     # same kernel/provider/pass/metric/GPU group: sweep A regresses x2.7; sweep B has a cold
     # first run (x6, p20 = p50 = p80) beside a normal one, like jsd/liger/forward on B200
-    con = _build(warehouse, tmp_path,
-                 ('{"c":"A"}', {"0.1.0": [1.0], "0.2.0": [2.7]}),
-                 ('{"c":"B"}', {"0.1.0": [1.0], "0.2.0": [("degenerate", 6.0), 1.0]}))
-    group = con.execute("select rerun_sweeps, trusted, threshold from noise_floor where scope = 'group' "
-                        "and kernel_name = ?", [KERNEL]).fetchall()
+    con = _build(
+        warehouse,
+        tmp_path,
+        ('{"c":"A"}', {"0.1.0": [1.0], "0.2.0": [2.7]}),
+        ('{"c":"B"}', {"0.1.0": [1.0], "0.2.0": [("degenerate", 6.0), 1.0]}),
+    )
+    group = con.execute(
+        "select rerun_sweeps, trusted, threshold from noise_floor where scope = 'group' and kernel_name = ?", [KERNEL]
+    ).fetchall()
     assert len(group) == 1 and group[0][:2] == (1, False) and group[0][2] > 5  # the old rule's threshold
     regressed = _sweep(con, '{"c":"A"}', "0.2.0")
     assert regressed["verdict"] == "regression", regressed["reason"]
@@ -145,8 +169,9 @@ def test_jsd_b200_cold_rerun_does_not_set_its_groups_threshold(con):
                            and kernel_name = 'jsd' and kernel_provider = 'liger' and kernel_operation_mode = 'forward'
                            and metric_name = 'speed' and gpu_name = 'NVIDIA B200'""").fetchall()
     assert group == [(1, False, pytest.approx(9.39, abs=0.01))]
-    (pooled,) = con.execute("select threshold from noise_floor where scope = 'metric' and metric_name = 'speed'"
-                            ).fetchone()
+    (pooled,) = con.execute(
+        "select threshold from noise_floor where scope = 'metric' and metric_name = 'speed'"
+    ).fetchone()
     assert 0.03 <= pooled < 0.1
     (used,) = con.execute("select count(*) from regressions where noise_scope = 'group'").fetchone()
     assert used == 0  # no shipped group has 3 re-run sweeps yet
@@ -161,8 +186,11 @@ def test_version_coverage_explains_every_uncompared_version(con):
     assert rows == sweep_versions > 0
     reasons = {r[0] for r in con.execute("select reason from version_coverage where compared_with is null").fetchall()}
     assert reasons <= COVERAGE_REASONS and None not in reasons
-    assert {"first version of the series", "earlier version measured only on another GPU",
-            "earlier version measured only under another provider name"} <= reasons
+    assert {
+        "first version of the series",
+        "earlier version measured only on another GPU",
+        "earlier version measured only under another provider name",
+    } <= reasons
     (compared,) = con.execute("select count(*) from version_coverage where compared_with is not null").fetchone()
     (judged,) = con.execute("select count(*) from sweep_regressions where verdict <> 'insufficient'").fetchone()
     assert compared == judged
@@ -174,16 +202,20 @@ def test_version_coverage_explains_every_uncompared_version(con):
 
 
 def test_h200_runs_compare_three_versions_of_one_harness(con):
-    verdicts = dict(con.execute("""select kernel_name || '/' || kernel_operation_mode || '/' || metric_name
+    verdicts = dict(
+        con.execute("""select kernel_name || '/' || kernel_operation_mode || '/' || metric_name
                                           || ' ' || from_version || '->' || to_version, verdict
-                                   from sweep_regressions where gpu_name = 'NVIDIA H200'""").fetchall())
+                                   from sweep_regressions where gpu_name = 'NVIDIA H200'""").fetchall()
+    )
     assert len(verdicts) == 30  # 15 liger sweeps x 2 pairs, every one compared
     assert verdicts["fused_linear_jsd/forward/speed 0.8.0->0.8.5"] == "improvement"
     assert verdicts["fused_linear_jsd/full/memory 0.8.0->0.8.5"] == "improvement"
     assert verdicts["fused_linear_jsd/forward/speed 0.7.0->0.8.0"] == "unchanged"
     assert verdicts["sparsemax/forward/speed 0.7.0->0.8.0"] == "unchanged"
-    (uncompared,) = con.execute("select count(*) from version_coverage where gpu_name = 'NVIDIA H200' "
-                                "and liger_version <> '0.7.0' and compared_with is null").fetchone()
+    (uncompared,) = con.execute(
+        "select count(*) from version_coverage where gpu_name = 'NVIDIA H200' "
+        "and liger_version <> '0.7.0' and compared_with is null"
+    ).fetchone()
     assert uncompared == 0
 
 
@@ -191,15 +223,24 @@ def test_h200_runs_compare_three_versions_of_one_harness(con):
 
 
 def test_measurements_sort_x_and_versions_as_numbers(con):
-    xs = [r[0] for r in con.execute("""select distinct x_value, x_numeric from measurements
-                                       where kernel_name = 'softmax' order by x_numeric""").fetchall()]
+    xs = [
+        r[0]
+        for r in con.execute("""select distinct x_value, x_numeric from measurements
+                                       where kernel_name = 'softmax' order by x_numeric""").fetchall()
+    ]
     assert xs == ["128", "256", "512"] + xs[3:] and len(xs) > 3  # as text, '128' < '1024' < '256'
-    assert all(float(a) < float(b) for a, b in zip(xs, xs[1:]))
-    order = [r[0] for r in con.execute("select distinct liger_version, version_rank from measurements "
-                                       "where version_rank is not null order by version_rank").fetchall()]
+    assert all(float(a) < float(b) for a, b in zip(xs, xs[1:], strict=False))
+    order = [
+        r[0]
+        for r in con.execute(
+            "select distinct liger_version, version_rank from measurements "
+            "where version_rank is not null order by version_rank"
+        ).fetchall()
+    ]
     assert order.index("0.5.8") < order.index("0.5.10")
-    (non_numeric,) = con.execute("select count(*) from measurements where x_numeric is null "
-                                 "and try_cast(x_value as double) is not null").fetchone()
+    (non_numeric,) = con.execute(
+        "select count(*) from measurements where x_numeric is null and try_cast(x_value as double) is not null"
+    ).fetchone()
     assert non_numeric == 0
 
 
@@ -207,8 +248,12 @@ def test_every_readme_sql_example_returns_rows(con):
     import re
 
     text = (rs.REPO / "README.md").read_text()
-    statements = [line for block in re.findall(r"```sql\n(.*?)```", text, re.S)
-                  for line in block.splitlines() if line.strip() and not line.startswith("--")]
+    statements = [
+        line
+        for block in re.findall(r"```sql\n(.*?)```", text, re.S)
+        for line in block.splitlines()
+        if line.strip() and not line.startswith("--")
+    ]
     assert len(statements) >= 7
     for statement in statements:
         assert con.execute(statement).fetchall(), statement

@@ -32,7 +32,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["build_change_points", "segment_levels", "sweep_change_points", "CHANGE_POINTS_DDL", "SWEEP_KEY_COLUMNS", "PAIR_COLUMNS"]
+__all__ = [
+    "build_change_points",
+    "segment_levels",
+    "sweep_change_points",
+    "CHANGE_POINTS_DDL",
+    "SWEEP_KEY_COLUMNS",
+    "PAIR_COLUMNS",
+]
 
 CHANGE_POINTS_DDL = """
 create or replace table change_points (
@@ -77,13 +84,25 @@ order by
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
 _SWEEP_KEY = slice(0, 8)
 SWEEP_KEY_COLUMNS = (
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
-    "gpu_name", "x_name", "extra_config",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "gpu_name",
+    "x_name",
+    "extra_config",
 )
 # One sweep's version pairs, in this order, sorted by to_version_rank (the Spark path uses these too).
 PAIR_COLUMNS = (
-    "from_version", "to_version", "from_version_rank", "to_version_rank",
-    "geomean_ratio", "geomean_normalized_ratio", "threshold", "verdict",
+    "from_version",
+    "to_version",
+    "from_version_rank",
+    "to_version_rank",
+    "geomean_ratio",
+    "geomean_normalized_ratio",
+    "threshold",
+    "verdict",
 )
 
 
@@ -146,9 +165,7 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> lis
     starts = segment_levels(levels, penalty_factor * threshold_log**2)
 
     bounds = [0, *starts, len(levels)]
-    means = [
-        sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-    ]
+    means = [sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     rows = []
     for i, start in enumerate(starts):
         shift = means[i + 1] - means[i]
@@ -200,16 +217,12 @@ def build_change_points(con) -> int:
     factor from ``regression_settings``.
     """
     con.execute(CHANGE_POINTS_DDL)
-    ((penalty_factor,),) = con.execute(
-        "select change_point_penalty from regression_settings"
-    ).fetchall()
+    ((penalty_factor,),) = con.execute("select change_point_penalty from regression_settings").fetchall()
     records = con.execute(_SOURCE_SQL).fetchall()
 
     sweeps: dict[tuple, list[_Pair]] = {}
     for r in records:
-        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(
-            _Pair(r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15])
-        )
+        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(_Pair(r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]))
 
     rows: list[tuple] = []
     for key, pairs in sweeps.items():

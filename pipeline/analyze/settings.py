@@ -63,38 +63,55 @@ class RegressionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_noise_floor: float = Field(
-        0.03, ge=0.0, le=1.0,
+        0.03,
+        ge=0.0,
+        le=1.0,
         description="Smallest relative change ever judged beyond noise (0.03 = 3 %).",
     )
     noise_multiplier: float = Field(
-        1.5, gt=0.0, le=100.0,
+        1.5,
+        gt=0.0,
+        le=100.0,
         description="A change must exceed this many times the re-run spread of its group.",
     )
     noise_quantile: float = Field(
-        0.9, ge=0.0, le=1.0,
+        0.9,
+        ge=0.0,
+        le=1.0,
         description="Quantile of the same-version re-run |log ratio| used as a group's spread.",
     )
     min_rerun_sweeps: int = Field(
-        3, ge=1, le=10_000,
+        3,
+        ge=1,
+        le=10_000,
         description="Re-run sweeps a group needs before its own noise replaces the pooled one.",
     )
     require_band_separation: bool = Field(
-        True, description="Require non-overlapping p20-p80 bands for a regression/improvement.",
+        True,
+        description="Require non-overlapping p20-p80 bands for a regression/improvement.",
     )
     sweep_min_band_fraction: float = Field(
-        0.5, ge=0.0, le=1.0,
+        0.5,
+        ge=0.0,
+        le=1.0,
         description="Share of shared x points whose bands must separate for a sweep verdict.",
     )
     min_shared_points: int = Field(
-        2, ge=1, le=10_000,
+        2,
+        ge=1,
+        le=10_000,
         description="Minimum x points measured by both versions for a sweep verdict.",
     )
     reference_max_gap_hours: float = Field(
-        24.0, ge=0.0, le=24.0 * 3650,
+        24.0,
+        ge=0.0,
+        le=24.0 * 3650,
         description="A reference measurement counts only within this many hours of the liger one.",
     )
     change_point_penalty: float = Field(
-        1.0, gt=0.0, le=1000.0,
+        1.0,
+        gt=0.0,
+        le=1000.0,
         description="PELT penalty in units of the sweep's squared log threshold.",
     )
 

@@ -56,10 +56,7 @@ def write_version_order_table(con, versions: Iterable[str | None]) -> int:
     of rows written.
     """
     rows = version_order_table(versions)
-    con.execute(
-        "create or replace table liger_version_order ("
-        "liger_version varchar primary key, version_rank integer)"
-    )
+    con.execute("create or replace table liger_version_order (liger_version varchar primary key, version_rank integer)")
     if rows:
         con.executemany("insert into liger_version_order values (?, ?)", rows)
     return len(rows)

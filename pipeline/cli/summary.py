@@ -26,8 +26,14 @@ def warehouse_lines(con) -> list[str]:
     by_kind = con.execute("select kind, count(*) from source group by 1 order by 1").fetchall()
     reasons = con.execute("select reason, count(*) from quarantine group by 1 order by 2 desc, 1").fetchall()
     has_log = con.execute("select count(*) from duckdb_views() where view_name = 'warehouse_run'").fetchall()[0][0]
-    runs = con.execute("select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint "
-                       "from warehouse_run order by seq desc limit 1").fetchall() if has_log else []
+    runs = (
+        con.execute(
+            "select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint "
+            "from warehouse_run order by seq desc limit 1"
+        ).fetchall()
+        if has_log
+        else []
+    )
     lines = [
         *(f"committed: warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)" for seq, mode, why, new in runs),
         f"facts:     {facts:,}  (folded kernelindex records: {folded:,}, record-only facts: {record_only:,})",
@@ -54,8 +60,7 @@ def run_lines() -> list[str]:
             for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
         ]
         failures = [
-            e.get_dagster_event()
-            for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+            e.get_dagster_event() for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
         ]
     lines = [f"run:       {run.status.value} ({run.run_id})"]
     lines += [f"  step failed: {f.step_key}: {f.event_specific_data.error.message.strip()}" for f in failures]

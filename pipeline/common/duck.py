@@ -21,8 +21,15 @@ def s3_filesystem():
     return s3fs.S3FileSystem(**object_store().s3fs_kwargs())
 
 
-def connect(database: str | Path = ":memory:", *, temp_dir: Path | None = None, memory_limit: str | None = None,
-            read_only: bool = False, remote_root: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    database: str | Path = ":memory:",
+    *,
+    temp_dir: Path | None = None,
+    memory_limit: str | None = None,
+    read_only: bool = False,
+    remote_root: str | None = None,
+    threads: int | None = None,
+) -> duckdb.DuckDBPyConnection:
     config: dict = {"preserve_insertion_order": False}
     if temp_dir is not None:
         # DuckDB creates the folder itself when it first spills, but not its parents.

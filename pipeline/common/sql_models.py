@@ -83,7 +83,7 @@ def read_model(path: Path) -> SqlModel:
     text = path.read_text()
     if not text.startswith(HEADER_OPEN):
         raise ModelError(f"{path}: a model file starts with its {HEADER_OPEN} header")
-    header_text, closed, body = text[len(HEADER_OPEN):].partition(HEADER_CLOSE)
+    header_text, closed, body = text[len(HEADER_OPEN) :].partition(HEADER_CLOSE)
     if not closed:
         raise ModelError(f"{path}: the {HEADER_OPEN} header is not closed with {HEADER_CLOSE}")
     try:

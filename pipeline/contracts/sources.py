@@ -36,4 +36,3 @@ def parse_utc(text: str) -> datetime:
     if dt.tzinfo is None:
         return dt
     return dt.astimezone(UTC).replace(tzinfo=None)
-

@@ -1,6 +1,5 @@
 """Regression report asset and the newest-version checks (Dagster wrappers over pipeline.analyze.report.write)."""
 
-
 import json
 from pathlib import Path
 
@@ -25,9 +24,10 @@ limit 20
 
 class ReportConfig(dg.Config):
     max_plots: int = Field(
-        default=DEFAULT_MAX_PLOTS, ge=0,
+        default=DEFAULT_MAX_PLOTS,
+        ge=0,
         description="Plots drawn, for the first flagged sweeps (newest version first, then severity); "
-                    "every flagged sweep is listed in the report's table regardless.",
+        "every flagged sweep is listed in the report's table regardless.",
     )
 
 
@@ -55,8 +55,9 @@ def regression_report(
         summary = previous["summary"]
         context.log.info("warehouse unchanged since the last report: kept it")
     else:
-        summary = write_report(root / "liger.duckdb", out_dir, max_plots=config.max_plots,
-                               remote_root=warehouse.warehouse_uri())
+        summary = write_report(
+            root / "liger.duckdb", out_dir, max_plots=config.max_plots, remote_root=warehouse.warehouse_uri()
+        )
         tmp = atomic_path(stamp)
         tmp.write_text(json.dumps({"key": key, "summary": summary}, default=str))
         publish(tmp, stamp)
@@ -106,7 +107,7 @@ def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetC
     asset=regression_report,
     name="newest_version_was_compared",
     description="WARN when none of the newest version's liger series could be compared with an earlier "
-                "version: then 'no regressions' says nothing.",
+    "version: then 'no regressions' says nothing.",
 )
 def newest_version_was_compared(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.open().open_duckdb() as con:

@@ -1,6 +1,5 @@
 """Asset checks: digest integrity, fact-key uniqueness, quantile order, dangling digests, quarantine counts."""
 
-
 import dagster as dg
 
 from pipeline.defs.resources import WarehouseResource

@@ -32,7 +32,9 @@ def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
     try:
         return discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
     except GitHistoryError as exc:
-        raise dg.Failure(description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only.") from exc
+        raise dg.Failure(
+            description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only."
+        ) from exc
 
 
 @dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "deltalake"}, partitions_def=source_partitions)
@@ -49,24 +51,38 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     staging = warehouse.staging()
     counts = staging.stage(wanted)
     now = datetime.now(UTC)
-    rows = pa.table({
-        "partition_key": [next(k for k, v in grouped.items() if s in v) for s in wanted],
-        "source_path": [s.source_path for s in wanted], "kind": [s.kind for s in wanted],
-        "content_sha256": [s.content_sha256 for s in wanted], "size_bytes": [s.size_bytes for s in wanted],
-        "newly_staged": [s.content_sha256 + s.kind in counts["new"] for s in wanted],
-        "staged_at": [now] * len(wanted), "run_id": [context.run.run_id] * len(wanted),
-        "host": [f"{socket.gethostname()}:{os.getpid()}"] * len(wanted),
-    }, schema=STAGED_CONTENT_SCHEMA)
+    rows = pa.table(
+        {
+            "partition_key": [next(k for k, v in grouped.items() if s in v) for s in wanted],
+            "source_path": [s.source_path for s in wanted],
+            "kind": [s.kind for s in wanted],
+            "content_sha256": [s.content_sha256 for s in wanted],
+            "size_bytes": [s.size_bytes for s in wanted],
+            "newly_staged": [s.content_sha256 + s.kind in counts["new"] for s in wanted],
+            "staged_at": [now] * len(wanted),
+            "run_id": [context.run.run_id] * len(wanted),
+            "host": [f"{socket.gethostname()}:{os.getpid()}"] * len(wanted),
+        },
+        schema=STAGED_CONTENT_SCHEMA,
+    )
     if wanted:
         warehouse.open().store.write(STAGED_CONTENT.name, rows, mode="append", run_id=context.run.run_id)
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(wanted), "partitions": len(keys), "missing_inputs": len(gone),
-        "newly_staged": counts["newly_staged"], "already_staged": counts["already_staged"],
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(wanted),
+            "partitions": len(keys),
+            "missing_inputs": len(gone),
+            "newly_staged": counts["newly_staged"],
+            "already_staged": counts["already_staged"],
+        }
+    )
 
 
-@dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "git"},
-          deps=[dg.AssetDep(source_content, partition_mapping=dg.AllPartitionMapping())])
+@dg.asset(
+    group_name="ingest",
+    kinds={"python", "duckdb", "parquet", "git"},
+    deps=[dg.AssetDep(source_content, partition_mapping=dg.AllPartitionMapping())],
+)
 def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.Output[dict]:
     """Every CSV and kernelindex file under data_raw, plus every committed snapshot of
     benchmark/data/*.csv when LIGER_GIT_REPO names a local Liger-Kernel clone, parsed into
@@ -86,8 +102,10 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     git_meta = {}
     if history is not None:
         git_sources = sum(1 for s in sources if s.source_path.startswith("git:"))
-        context.log.info(f"git {git_repo}: HEAD {history.head}, {history.commits} commits with CSV snapshots, "
-                         f"{history.blobs_written} new blobs extracted, {git_sources} git-only sources")
+        context.log.info(
+            f"git {git_repo}: HEAD {history.head}, {history.commits} commits with CSV snapshots, "
+            f"{history.blobs_written} new blobs extracted, {git_sources} git-only sources"
+        )
         git_meta = {
             "git_repo": str(git_repo),
             "git_head": history.head or "",

@@ -1,6 +1,5 @@
 """The one resource: where raw inputs are read and the warehouse is written."""
 
-
 from pathlib import Path
 
 import dagster as dg

@@ -9,9 +9,11 @@
 import dagster as dg
 
 warehouse_job = dg.define_asset_job(
-    "liger_warehouse_job", selection=dg.AssetSelection.assets("staged_sources").downstream())
+    "liger_warehouse_job", selection=dg.AssetSelection.assets("staged_sources").downstream()
+)
 partitioned_staging_job = dg.define_asset_job(
-    "liger_partitioned_staging", selection=dg.AssetSelection.assets("source_content"))
+    "liger_partitioned_staging", selection=dg.AssetSelection.assets("source_content")
+)
 
 daily_refresh = dg.ScheduleDefinition(
     name="daily_refresh",

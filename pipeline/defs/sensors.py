@@ -7,7 +7,6 @@ run_key so a retried tick never launches a duplicate. The run itself is incremen
 content-digest ledger, so only new file contents / new git blobs are parsed.
 """
 
-
 import dagster as dg
 
 from pipeline.defs.ingest import source_partitions
@@ -23,7 +22,8 @@ from pipeline.ingest.partitions import current_keys
     job=warehouse_job,
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Materializes the warehouse when data_raw files are added/changed/removed or the upstream git HEAD moves.",
+    description="Materializes the warehouse when data_raw files are added/changed/removed "
+    "or the upstream git HEAD moves.",
 )
 def liger_inputs_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
     old = Fingerprint.from_cursor(context.cursor)
@@ -47,8 +47,14 @@ def liger_inputs_sensor(context: dg.SensorEvaluationContext, warehouse: Warehous
     added = [k for k in current_keys(warehouse.data_raw_path(), repo) if k not in known]
     request = dg.RunRequest(
         run_key=run_key(old, new),
-        tags={"liger/trigger": "liger_inputs_sensor", "liger/change": change[:200],
-              "liger/git_head": new.git_head or ""},
+        tags={
+            "liger/trigger": "liger_inputs_sensor",
+            "liger/change": change[:200],
+            "liger/git_head": new.git_head or "",
+        },
     )
-    return dg.SensorResult(run_requests=[request], cursor=new.to_cursor(),
-                           dynamic_partitions_requests=[source_partitions.build_add_request(added)] if added else [])
+    return dg.SensorResult(
+        run_requests=[request],
+        cursor=new.to_cursor(),
+        dynamic_partitions_requests=[source_partitions.build_add_request(added)] if added else [],
+    )

@@ -18,7 +18,9 @@ LigerDuckdbConfig = create_model(
 
 
 @dg.asset(group_name="warehouse", kinds={"duckdb"}, deps=list(PUBLIC_TABLES))
-def liger_duckdb(context: dg.AssetExecutionContext, config: LigerDuckdbConfig, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def liger_duckdb(
+    context: dg.AssetExecutionContext, config: LigerDuckdbConfig, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
     """warehouse/liger.duckdb: views over the newest published state of the Delta tables. Opens
     read-only from anywhere (a warehouse on S3: through pipeline.connect())."""
     settings = RegressionSettings(**config.model_dump())
@@ -29,8 +31,9 @@ def liger_duckdb(context: dg.AssetExecutionContext, config: LigerDuckdbConfig, w
     with wh.duckdb_lock():
         done = build_duckdb(wh, published, settings)
     with wh.open_duckdb() as con:
-        views = [r[0] for r in con.execute(
-            "select view_name from duckdb_views() where not internal order by 1").fetchall()]
+        views = [
+            r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()
+        ]
         rows = con.execute("select count(*) from measurements").fetchone()[0]
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
     return dg.MaterializeResult(

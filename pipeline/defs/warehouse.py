@@ -10,22 +10,36 @@ from pipeline.store.merge import Merger
 
 def column_schema(table: str) -> dg.TableSchema:
     """Column names, types and descriptions, all from the table registry."""
-    return dg.TableSchema(columns=[dg.TableColumn(name=c.name, type=str(c.type), description=c.description)
-                                   for c in BY_NAME[table].columns])
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(name=c.name, type=str(c.type), description=c.description) for c in BY_NAME[table].columns
+        ]
+    )
 
 
 @dg.multi_asset(
-    specs=[dg.AssetSpec(t, group_name="warehouse", description=BY_NAME[t].description, kinds={"deltalake", "duckdb"},
-                        deps=["staged_sources"]) for t in PUBLIC_TABLES],
+    specs=[
+        dg.AssetSpec(
+            t,
+            group_name="warehouse",
+            description=BY_NAME[t].description,
+            kinds={"deltalake", "duckdb"},
+            deps=["staged_sources"],
+        )
+        for t in PUBLIC_TABLES
+    ],
     ins={"staged_sources": dg.AssetIn()},
 )
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
     wh = warehouse.open()
-    result = Merger(wh, warehouse.staging()).run(staged_sources["sources"], staged_sources["problems"],
-                                                 run_id=context.run.run_id)
+    result = Merger(wh, warehouse.staging()).run(
+        staged_sources["sources"], staged_sources["problems"], run_id=context.run.run_id
+    )
     pub = result.published
-    context.log.info(f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
-                     f"published state {pub.seq if pub else None}")
+    context.log.info(
+        f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
+        f"published state {pub.seq if pub else None}"
+    )
     for table in PUBLIC_TABLES:
         metadata = {
             "delta_table": wh.store.uri(table),

@@ -61,7 +61,9 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
             continue
         rel = p.relative_to(root).as_posix()
         if not _inside(root, p) or not p.is_file():
-            problems.append((rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file"))
+            problems.append(
+                (rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file")
+            )
             continue
         src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
         if kind == CSV_KIND:

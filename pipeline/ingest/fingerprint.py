@@ -38,8 +38,17 @@ class Fingerprint:
         return h.hexdigest()
 
     def to_cursor(self) -> str:
-        return json.dumps({"v": CURSOR_VERSION, "files": self.files, "git_repo": self.git_repo,
-                           "git_head": self.git_head, "runs": self.runs}, sort_keys=True, separators=(",", ":"))
+        return json.dumps(
+            {
+                "v": CURSOR_VERSION,
+                "files": self.files,
+                "git_repo": self.git_repo,
+                "git_head": self.git_head,
+                "runs": self.runs,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_cursor(cls, cursor: str | None) -> Fingerprint | None:
@@ -51,8 +60,12 @@ class Fingerprint:
             return None
         if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION:
             return None
-        return cls(files=data.get("files") or {}, git_repo=data.get("git_repo"), git_head=data.get("git_head"),
-                   runs=int(data.get("runs") or 0))
+        return cls(
+            files=data.get("files") or {},
+            git_repo=data.get("git_repo"),
+            git_head=data.get("git_head"),
+            runs=int(data.get("runs") or 0),
+        )
 
 
 def scan_data_raw(data_raw: Path, previous: Fingerprint | None = None) -> dict[str, list]:

@@ -53,8 +53,15 @@ class GitHistory:
 
 
 # Variables that would point git at another repository than the one we were given.
-_REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                       "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE")
+_REPO_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
 
 
 def _env() -> dict[str, str]:
@@ -70,7 +77,9 @@ def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     except FileNotFoundError as exc:  # no git binary
         raise GitHistoryError("the git CLI is not installed (needed for LIGER_GIT_REPO backfills)") from exc
     if check and proc.returncode != 0:
-        raise GitHistoryError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}")
+        raise GitHistoryError(
+            f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}"
+        )
     return proc
 
 
@@ -82,7 +91,8 @@ def validate_repo(repo: Path) -> Path:
     proc = _git(repo, "rev-parse", "--git-dir", check=False)
     if proc.returncode != 0:
         raise GitHistoryError(
-            f"{GIT_REPO_ENV}={repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}")
+            f"{GIT_REPO_ENV}={repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}"
+        )
     return repo.resolve()
 
 
@@ -103,8 +113,20 @@ class _Snapshot:
 
 def list_snapshots(repo: Path, head: str) -> list[_Snapshot]:
     """Every (commit, path, blob) where a commit reachable from HEAD wrote a new CSV blob."""
-    out = _git(repo, "log", "-z", "--raw", "--no-abbrev", "-M", "--diff-merges=combined", "--no-color",
-               "--format=%x01%H %cI", head, "--", PATHSPEC).stdout
+    out = _git(
+        repo,
+        "log",
+        "-z",
+        "--raw",
+        "--no-abbrev",
+        "-M",
+        "--diff-merges=combined",
+        "--no-color",
+        "--format=%x01%H %cI",
+        head,
+        "--",
+        PATHSPEC,
+    ).stdout
     snaps: list[_Snapshot] = []
     tokens = out.split(b"\0")
     i, commit, when = 0, None, None
@@ -119,7 +141,7 @@ def list_snapshots(repo: Path, head: str) -> list[_Snapshot]:
             continue  # trailing empty token
         parents = len(tok) - len(tok.lstrip(":"))
         fields = tok[parents:].split()
-        modes, shas, status = fields[: parents + 1], fields[parents + 1: 2 * parents + 2], fields[-1]
+        modes, shas, status = fields[: parents + 1], fields[parents + 1 : 2 * parents + 2], fields[-1]
         npaths = 2 if parents == 1 and status[:1] in ("R", "C") else 1
         paths = [tokens[i + k].decode("utf-8", errors="surrogateescape") for k in range(npaths)]
         i += npaths
@@ -247,15 +269,22 @@ def read_history(repo: Path, cache: Path) -> GitHistory:
             continue
         seen.add(sp)
         blob_file = cache / f"{s.blob}{BLOB_SUFFIX}"
-        sources.append(SourceFile(
-            path=blob_file,
-            source_path=sp,
-            kind=CSV_KIND,
-            size_bytes=blob_file.stat().st_size,
-            upstream_path=s.path,
-            upstream_commit=s.commit,
-            committed_at=s.committed_at,
-            in_upstream_head=in_head.get(s.path) == s.blob,
-        ))
-    return GitHistory(sources=sources, head=head, commits=len({s.commit for s in snaps}),
-                      blobs=len({s.blob for s in snaps}), blobs_written=written)
+        sources.append(
+            SourceFile(
+                path=blob_file,
+                source_path=sp,
+                kind=CSV_KIND,
+                size_bytes=blob_file.stat().st_size,
+                upstream_path=s.path,
+                upstream_commit=s.commit,
+                committed_at=s.committed_at,
+                in_upstream_head=in_head.get(s.path) == s.blob,
+            )
+        )
+    return GitHistory(
+        sources=sources,
+        head=head,
+        commits=len({s.commit for s in snaps}),
+        blobs=len({s.blob for s in snaps}),
+        blobs_written=written,
+    )

@@ -44,7 +44,12 @@ def protocol(mode: str, metric_name: str, metric_unit: str) -> dict[str, Any]:
         "pass": mode,
         "comparability": {"family": "liger_kernel_bench"},
     }
-    return _obj("BenchmarkProtocol", spec, f"liger-bench-{slug(metric_name)}-{slug(mode)}", f"Liger benchmark · {metric_name} · {mode}")
+    return _obj(
+        "BenchmarkProtocol",
+        spec,
+        f"liger-bench-{slug(metric_name)}-{slug(mode)}",
+        f"Liger benchmark · {metric_name} · {mode}",
+    )
 
 
 def workload(kernel: str, x_name: str | None, x_value: str | None, config: str | None) -> dict[str, Any]:
@@ -58,7 +63,9 @@ def workload(kernel: str, x_name: str | None, x_value: str | None, config: str |
 
 def implementation(kernel: str, provider: str | None, version: str | None) -> dict[str, Any]:
     spec = {"kernel": kernel, "provider": provider, "ligerVersion": version}
-    return _obj("KernelImplementation", spec, slug(f"{kernel}-{provider}-{version}"), f"{kernel} · {provider} · {version}")
+    return _obj(
+        "KernelImplementation", spec, slug(f"{kernel}-{provider}-{version}"), f"{kernel} · {provider} · {version}"
+    )
 
 
 def describe(obj: dict[str, Any]) -> dict[str, str]:

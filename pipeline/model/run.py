@@ -28,8 +28,17 @@ from pipeline.model import dimensions
 MODELS_DIR = SQL_DIR / "model"
 # What the driver registers before the models run: the only tables a model may read besides
 # what other models create.
-INPUTS = ("batch_source", "batch_source_in", "csv_raw", "ki_raw", "csv_staged", "ki_staged", "problems",
-          "known_gpu", "known_record")
+INPUTS = (
+    "batch_source",
+    "batch_source_in",
+    "csv_raw",
+    "ki_raw",
+    "csv_staged",
+    "ki_staged",
+    "problems",
+    "known_gpu",
+    "known_record",
+)
 # Placeholders the model files use for the digest rule, which lives in digests.py only.
 TEMPLATE = {
     "{measurement_digest}": measurement_digest_sql(),
@@ -42,9 +51,11 @@ DERIVED = {  # key table -> (builder, key columns)
     "implementation": (dimensions.implementation, ("kernel_name", "kernel_provider", "liger_version")),
 }
 EMPTY_KNOWN_GPU = "select null::varchar as gpu_name where false"
-EMPTY_KNOWN_RECORD = ("select null::varchar as kernel_operation_mode, null::varchar as gpu_name, "
-                      "null::timestamptz as observed_at, null::varchar as protocol_digest, "
-                      "null::varchar as environment_digest where false")
+EMPTY_KNOWN_RECORD = (
+    "select null::varchar as kernel_operation_mode, null::varchar as gpu_name, "
+    "null::timestamptz as observed_at, null::varchar as protocol_digest, "
+    "null::varchar as environment_digest where false"
+)
 
 
 def model_files() -> list[Path]:
@@ -53,25 +64,32 @@ def model_files() -> list[Path]:
 
 def models() -> list:
     """The SQL models and the one Python step, in dependency order."""
-    derived = PythonModel(ModelHeader(
-        name="derived_objects", description="kernelindex-shaped objects per distinct key (pydantic)",
-        depends_on=tuple(f"derived_{n}_key" for n in DERIVED), creates=tuple(f"derived_{n}" for n in DERIVED)),
-        run=_register_derived)
+    derived = PythonModel(
+        ModelHeader(
+            name="derived_objects",
+            description="kernelindex-shaped objects per distinct key (pydantic)",
+            depends_on=tuple(f"derived_{n}_key" for n in DERIVED),
+            creates=tuple(f"derived_{n}" for n in DERIVED),
+        ),
+        run=_register_derived,
+    )
     return load_models(MODELS_DIR, INPUTS, extra=[derived])
 
 
 def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
-    return pa.table({
-        "source_path": pa.array([s.source_path for s in sources], pa.string()),
-        "kind": pa.array([s.kind for s in sources], pa.string()),
-        "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
-        "size_bytes": pa.array([s.size_bytes for s in sources], pa.int64()),
-        "upstream_path": pa.array([s.upstream_path for s in sources], pa.string()),
-        "upstream_commit": pa.array([s.upstream_commit for s in sources], pa.string()),
-        "committed_at": pa.array([s.committed_at for s in sources], pa.timestamp("us")),
-        "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
-        "staged_path": pa.array([str(staging_path(s)) for s in sources], pa.string()),
-    })
+    return pa.table(
+        {
+            "source_path": pa.array([s.source_path for s in sources], pa.string()),
+            "kind": pa.array([s.kind for s in sources], pa.string()),
+            "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
+            "size_bytes": pa.array([s.size_bytes for s in sources], pa.int64()),
+            "upstream_path": pa.array([s.upstream_path for s in sources], pa.string()),
+            "upstream_commit": pa.array([s.upstream_commit for s in sources], pa.string()),
+            "committed_at": pa.array([s.committed_at for s in sources], pa.timestamp("us")),
+            "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
+            "staged_path": pa.array([str(staging_path(s)) for s in sources], pa.string()),
+        }
+    )
 
 
 def _register_derived(con: duckdb.DuckDBPyConnection) -> None:
@@ -104,8 +122,10 @@ def run_models(
         select *, row_number() over (order by committed_at nulls first, source_path) as source_rank
         from batch_source_in
     """)
-    files = {kind: sorted({str(staging_path(s)) for s in sources if s.kind == kind} | {str(empty_templates[kind])})
-             for kind in (CSV_KIND, KERNELINDEX_KIND)}
+    files = {
+        kind: sorted({str(staging_path(s)) for s in sources if s.kind == kind} | {str(empty_templates[kind])})
+        for kind in (CSV_KIND, KERNELINDEX_KIND)
+    }
     # File lists are passed as values (relation API), never pasted into SQL text.
     con.read_parquet(files[CSV_KIND], filename=True, union_by_name=True).create_view("csv_raw")
     con.read_parquet(files[KERNELINDEX_KIND], filename=True, union_by_name=True).create_view("ki_raw")
@@ -119,12 +139,17 @@ def run_models(
         create or replace temp view ki_staged as
         select s.source_path, r.* from ki_raw r join batch_source s on s.staged_path = r.filename
     """)
-    con.register("problems", pa.table({
-        "source_file": pa.array([p[0] for p in problems], pa.string()),
-        "location": pa.array(["file"] * len(problems), pa.string()),
-        "reason": pa.array([str(p[1]) for p in problems], pa.string()),
-        "raw": pa.array([p[2] for p in problems], pa.string()),
-    }))
+    con.register(
+        "problems",
+        pa.table(
+            {
+                "source_file": pa.array([p[0] for p in problems], pa.string()),
+                "location": pa.array(["file"] * len(problems), pa.string()),
+                "reason": pa.array([str(p[1]) for p in problems], pa.string()),
+                "raw": pa.array([p[2] for p in problems], pa.string()),
+            }
+        ),
+    )
     con.execute(f"create or replace temp table known_gpu as {known_gpu}")
     con.execute(f"create or replace temp table known_record as {known_record}")
     applied = []

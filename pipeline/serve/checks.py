@@ -39,7 +39,8 @@ def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> 
     bad = con.execute(
         f"""
         with facts as (
-            select * replace (case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
+            select * replace (
+                case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
                    strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text
             from fact_measurement
         )

@@ -24,8 +24,13 @@ from pipeline.serve.duckdb_build import create_run_log_view, create_table_views,
 from pipeline.store.warehouse import Warehouse
 
 
-def connect(run: int | None = None, as_of: datetime | str | None = None, *, warehouse: str | None = None,
-            local_dir: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    run: int | None = None,
+    as_of: datetime | str | None = None,
+    *,
+    warehouse: str | None = None,
+    local_dir: str | None = None,
+) -> duckdb.DuckDBPyConnection:
     from pathlib import Path
 
     wh = Warehouse(warehouse or warehouse_uri(), Path(local_dir) if local_dir else warehouse_dir())

@@ -40,8 +40,13 @@ from pipeline.stage.files import publish
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
-DUCK_TYPES = {pa.string(): "varchar", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean",
-              pa.timestamp("us", tz="UTC"): "timestamptz"}
+DUCK_TYPES = {
+    pa.string(): "varchar",
+    pa.int64(): "bigint",
+    pa.float64(): "double",
+    pa.bool_(): "boolean",
+    pa.timestamp("us", tz="UTC"): "timestamptz",
+}
 FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
 SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
 # What the build registers before the models: the Delta snapshot and the lookup tables.
@@ -91,8 +96,9 @@ def create_delta_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str
             con.execute(f"create or replace view delta_{table} as select {cols} where false")
 
 
-def create_table_views(con: duckdb.DuckDBPyConnection, files: dict[str, list[str]],
-                       settings: RegressionSettings | None = None) -> list[str]:
+def create_table_views(
+    con: duckdb.DuckDBPyConnection, files: dict[str, list[str]], settings: RegressionSettings | None = None
+) -> list[str]:
     """delta_<table> views, the lookup tables, then the readers' views of sql/serve (fact_measurement
     with provenance, measurements, ...); returns the Liger versions the facts name."""
     create_delta_views(con, files)
@@ -118,8 +124,12 @@ def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSett
     """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
     which sql/views read beside the tables; returns the versions."""
     write_settings_table(con, settings)
-    versions = sorted(r[0] for r in con.execute(
-        "select distinct liger_version from delta_fact_measurement where liger_version is not null").fetchall())
+    versions = sorted(
+        r[0]
+        for r in con.execute(
+            "select distinct liger_version from delta_fact_measurement where liger_version is not null"
+        ).fetchall()
+    )
     write_version_order_table(con, versions)
     return versions
 
@@ -139,8 +149,9 @@ def built_state(wh: Warehouse) -> dict:
         return _state(con)
 
 
-def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None,
-                 *, force_full: bool = False) -> dict:
+def build_duckdb(
+    wh: Warehouse, published: Published, settings: RegressionSettings | None = None, *, force_full: bool = False
+) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
     so a file being built aside here belongs to a killed build and goes."""
     for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
@@ -195,8 +206,14 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     (run_seq > since_seq), or carried by a source whose in_upstream_head flipped (the previous
     upstream HEAD snapshot, when a new commit lands), are recomputed."""
     table = "fact_provenance__materialized"
-    exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags')",
-                         {"t": table}) == 2
+    exists = (
+        duck.scalar(
+            con,
+            "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags')",
+            {"t": table},
+        )
+        == 2
+    )
     if full or not exists:
         con.execute(f"create or replace table {table} as select * from fact_provenance")
         mode = "full"
@@ -204,16 +221,23 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
         con.execute("""create or replace temp table moved_source as
             select source_path, content_sha256 from provenance_source_flags p join delta_source s
             using (source_path, content_sha256) where p.in_upstream_head is distinct from s.in_upstream_head""")
-        con.execute("""create or replace temp table touched_digest as
+        con.execute(
+            """create or replace temp table touched_digest as
             select distinct measurement_digest from delta_fact_sighting
-            where run_seq > $s or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
-                    {"s": since_seq})
+            where run_seq > $s
+               or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
+            {"s": since_seq},
+        )
         con.execute(f"delete from {table} where measurement_digest in (select measurement_digest from touched_digest)")
-        con.execute(f"insert into {table} by name select * from fact_provenance "
-                    "where measurement_digest in (select measurement_digest from touched_digest)")
+        con.execute(
+            f"insert into {table} by name select * from fact_provenance "
+            "where measurement_digest in (select measurement_digest from touched_digest)"
+        )
         mode = f"{duck.scalar(con, 'select count(*) from touched_digest')} measurement(s)"
-    con.execute("create or replace table provenance_source_flags as "
-                "select source_path, content_sha256, in_upstream_head from delta_source")
+    con.execute(
+        "create or replace table provenance_source_flags as "
+        "select source_path, content_sha256, in_upstream_head from delta_source"
+    )
     con.execute(f"create or replace view fact_provenance as select * from {table}")
     return mode
 
@@ -248,8 +272,10 @@ def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -
     (kept for the touched keys only, as the view may also read other materialized views).
     This runs on the private copy of the file; fact_measurement is restored before it is renamed in."""
     cols = ", ".join(key)
-    con.execute(f"create or replace temp table touched_key as select distinct {cols} "
-                f"from fact_measurement where run_seq > $s", {"s": since_seq})
+    con.execute(
+        f"create or replace temp table touched_key as select distinct {cols} from fact_measurement where run_seq > $s",
+        {"s": since_seq},
+    )
     n = duck.scalar(con, "select count(*) from touched_key")
     if n == 0:
         return "untouched"
@@ -257,13 +283,15 @@ def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -
     fact_model = next(m for m in serve_models() if m.name == "fact_measurement")
     create_view(con, "fact_measurement__all", fact_model)
     con.execute(f"""create or replace view fact_measurement as select * from fact_measurement__all f
-        where exists (select 1 from touched_key k where {touched('f')})""")
+        where exists (select 1 from touched_key k where {touched("f")})""")
     try:
         con.execute(f'delete from "{table}" where exists (select 1 from touched_key k where {touched(table)})')
         # Narrowed facts keep scans small; the filter also covers definitions that read other
         # materialized views (those hold every key).
-        con.execute(f'insert into "{table}" by name select * from "{definition}" d '
-                    f'where exists (select 1 from touched_key k where {touched("d")})')
+        con.execute(
+            f'insert into "{table}" by name select * from "{definition}" d '
+            f"where exists (select 1 from touched_key k where {touched('d')})"
+        )
     finally:
         create_view(con, "fact_measurement", fact_model)
         con.execute("drop view fact_measurement__all")

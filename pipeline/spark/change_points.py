@@ -45,13 +45,8 @@ def change_points_frame(spark, penalty_factor: float):
     def per_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
         sweep = sweep.sort_values("to_version_rank", kind="stable")
         key = [_present(v) for v in sweep.iloc[0][key_columns]]
-        pairs = [
-            [_present(v) for v in row]
-            for row in sweep[pair_columns].itertuples(index=False, name=None)
-        ]
-        pairs = [
-            (p[0], p[1], int(p[2]), int(p[3]), *p[4:]) for p in pairs
-        ]
+        pairs = [[_present(v) for v in row] for row in sweep[pair_columns].itertuples(index=False, name=None)]
+        pairs = [(p[0], p[1], int(p[2]), int(p[3]), *p[4:]) for p in pairs]
         rows = sweep_change_points(key, pairs, penalty_factor)
         return pd.DataFrame(rows, columns=names)
 

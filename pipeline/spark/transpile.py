@@ -53,8 +53,9 @@ class SparkView:
     materialize: bool
 
 
-def transpile_model(model, array_columns: Collection[str] = (),
-                    columns_of: ColumnsOf = lambda _name: None) -> SparkView:
+def transpile_model(
+    model, array_columns: Collection[str] = (), columns_of: ColumnsOf = lambda _name: None
+) -> SparkView:
     """One SQL model (its MODEL header says whether it is materialized) as a Spark view."""
     sql = f"create or replace view {model.name} as\n{model.sql}"
     (view,) = transpile_views(sql, array_columns, columns_of, materialize=model.materialize)
@@ -97,8 +98,17 @@ def _spark(template: str, **parts: exp.Expression) -> exp.Expression:
     return tree
 
 
-_ARRAY_EXPRESSIONS = (exp.ArrayAgg, exp.ArraySort, exp.ArrayDistinct, exp.Array, exp.Flatten, exp.Split,
-                      exp.ArrayConcat, exp.ArrayFilter, exp.ArraySlice)
+_ARRAY_EXPRESSIONS = (
+    exp.ArrayAgg,
+    exp.ArraySort,
+    exp.ArrayDistinct,
+    exp.Array,
+    exp.Flatten,
+    exp.Split,
+    exp.ArrayConcat,
+    exp.ArrayFilter,
+    exp.ArraySlice,
+)
 
 
 def _is_array(node: exp.Expression, array_names: set[str]) -> bool:
@@ -109,11 +119,7 @@ def _is_array(node: exp.Expression, array_names: set[str]) -> bool:
 
 def _array_aliases(query: exp.Expression) -> set[str]:
     """Names the query itself gives to array-valued expressions (e.g. ``list_sort(list(x)) as xs``)."""
-    return {
-        alias.alias.lower()
-        for alias in query.find_all(exp.Alias)
-        if isinstance(alias.this, _ARRAY_EXPRESSIONS)
-    }
+    return {alias.alias.lower() for alias in query.find_all(exp.Alias) if isinstance(alias.this, _ARRAY_EXPRESSIONS)}
 
 
 def _projection_names(select: exp.Select) -> list[str] | None:
@@ -154,7 +160,7 @@ def _printf(node: exp.Anonymous) -> exp.Expression:
     pieces, arg_index, spark_args = [], 0, []
     position = 0
     for match in _FORMAT_SPEC.finditer(text):
-        pieces.append(text[position:match.start()])
+        pieces.append(text[position : match.start()])
         position = match.end()
         if match.group(1) == "%":
             pieces.append("%%")
@@ -235,7 +241,8 @@ def _rewrite_node(node: exp.Expression, array_names: set[str], columns_of: Colum
         return _spark(
             "CASE WHEN CAST(__b AS DOUBLE) = 0 THEN CAST(__a AS DOUBLE) * POWER(CAST(__b AS DOUBLE), -1) "
             "ELSE CAST(__a AS DOUBLE) / CAST(__b AS DOUBLE) END",
-            a=node.this, b=node.expression,
+            a=node.this,
+            b=node.expression,
         )
     if isinstance(node, exp.Ln):
         return _spark(
@@ -243,12 +250,15 @@ def _rewrite_node(node: exp.Expression, array_names: set[str], columns_of: Colum
             "ELSE LN(__x) END",
             x=node.this,
         )
-    if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and not (
-        isinstance(node.expressions[0], exp.Literal) and node.expressions[0].is_string
+    if (
+        isinstance(node, exp.Bracket)
+        and len(node.expressions) == 1
+        and not (isinstance(node.expressions[0], exp.Literal) and node.expressions[0].is_string)
     ):
         return _spark(
             "CASE WHEN CAST(__i AS INT) = 0 THEN NULL ELSE TRY_ELEMENT_AT(__a, CAST(__i AS INT)) END",
-            a=node.this, i=node.expressions[0],
+            a=node.this,
+            i=node.expressions[0],
         )
     return node
 

@@ -116,7 +116,9 @@ def run_views(
             seconds[view.name] = time.perf_counter() - started
             log(f"{view.name}: {seconds[view.name]:.1f} s")
     started = time.perf_counter()
-    change_points_frame(spark, settings.change_point_penalty).write.mode("overwrite").parquet(f"{out}/change_points.parquet")
+    change_points_frame(spark, settings.change_point_penalty).write.mode("overwrite").parquet(
+        f"{out}/change_points.parquet"
+    )
     seconds["change_points"] = time.perf_counter() - started
     log(f"change_points: {seconds['change_points']:.1f} s")
     return seconds

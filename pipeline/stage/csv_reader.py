@@ -52,14 +52,40 @@ OPTIONAL_COLUMNS = ("x_label",)
 NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
 # Fields staged trimmed, as <name>__trimmed in the query (the suffix, like the __dup suffix of
 # repeated header names, is the reader's own).
-TRIMMED = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_value",
-           "gpu_name", "liger_version")
+TRIMMED = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_value",
+    "gpu_name",
+    "liger_version",
+)
 
 STAGED_COLUMNS = (
-    "record_no", "location", "reason", "raw", "measurement_digest",
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit",
-    "x_name", "x_label", "x_value", "extra_config", "gpu_name", "observed_at", "observed_at_text",
-    "liger_version", "p20", "p50", "p80",
+    "record_no",
+    "location",
+    "reason",
+    "raw",
+    "measurement_digest",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_label",
+    "x_value",
+    "extra_config",
+    "gpu_name",
+    "observed_at",
+    "observed_at_text",
+    "liger_version",
+    "p20",
+    "p50",
+    "p80",
 )
 
 
@@ -125,8 +151,9 @@ def write_quarantine_only_stage(dest: Path, quarantine: list[tuple[str, str, str
     publish(tmp, dest)
 
 
-def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None,
-                   db: duckdb.DuckDBPyConnection | None = None) -> StageResult:
+def stage_csv_file(
+    path: Path, dest: Path, *, threads: int | None = None, db: duckdb.DuckDBPyConnection | None = None
+) -> StageResult:
     """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
     functions :func:`register_functions` registered, or on a database of its own)."""
     header, file_error = _read_header(path)
@@ -138,8 +165,11 @@ def stage_csv_file(path: Path, dest: Path, *, threads: int | None = None,
         return StageResult(0, 0)
     # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
     # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).
-    oversize = [o for o in scan_oversize_lines(path, MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW)
-                if o.line_no > 1]
+    oversize = [
+        o
+        for o in scan_oversize_lines(path, MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW)
+        if o.line_no > 1
+    ]
     if not oversize:
         return _stage_parsed(path, dest, header, [], threads, db)
     clean = atomic_path(dest).with_suffix(".src")
@@ -154,12 +184,19 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
     """The Python function the CSV query calls: each distinct config canonicalized once (configs
     repeat on every row of a sweep), remembered across batches and files."""
     memo: dict[str, str | None] = {}
-    con.create_function("canonical_config", lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
-                        ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
+    con.create_function(
+        "canonical_config",
+        lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
+        ["VARCHAR"],
+        "VARCHAR",
+        type="arrow",
+        null_handling="special",
+    )
 
 
-def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, threads: int | None,
-                  db: duckdb.DuckDBPyConnection | None) -> StageResult:
+def _stage_parsed(
+    path: Path, dest: Path, header: list[str], oversize: list, threads: int | None, db: duckdb.DuckDBPyConnection | None
+) -> StageResult:
     # Deduplicate header names so DuckDB accepts them; we only read the known ones by name.
     seen: dict[str, int] = {}
     columns: dict[str, str] = {}
@@ -176,8 +213,9 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         x_label = "x_label" if "x_label" in columns else "null::varchar"
         raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
         # a field staged trimmed is trimmed once (in `casted`), for both the empty check and the output
-        empty = " or ".join(f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null"
-                            for c in NON_EMPTY)
+        empty = " or ".join(
+            f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null" for c in NON_EMPTY
+        )
         digest = measurement_digest_sql()
         tmp = atomic_path(dest)
         # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
@@ -269,8 +307,11 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
         ).fetchall()
         numbers = line_numbers(path, [r[0] for r in raw_rejects])
         marked = {o.line_no for o in oversize}
-        rejects = [(f"line {numbers[pos]}", str(DUCKDB_REJECT_REASON.get(err, Reason.MALFORMED_CSV)), raw)
-                   for pos, err, raw in raw_rejects if numbers[pos] not in marked]
+        rejects = [
+            (f"line {numbers[pos]}", str(DUCKDB_REJECT_REASON.get(err, Reason.MALFORMED_CSV)), raw)
+            for pos, err, raw in raw_rejects
+            if numbers[pos] not in marked
+        ]
         rejects += [(f"line {o.line_no}", str(o.reason), o.preview) for o in oversize]
         rejects.sort(key=lambda r: int(r[0].split()[1]))
         if rejects:  # rare: rejected lines are known only once the scan is done, so they join in a second write
@@ -284,13 +325,21 @@ def _stage_parsed(path: Path, dest: Path, header: list[str], oversize: list, thr
     return StageResult(read, bad)
 
 
-def append_rejects(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path,
-                   rejects: list[tuple[str, str, str]]) -> Path:
+def append_rejects(
+    con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, rejects: list[tuple[str, str, str]]
+) -> Path:
     """A new write-aside file: the rows of ``staged`` plus one row per rejected line (``staged`` is removed)."""
-    con.register("reject_rows", pa.table(
-        {"location": [r[0] for r in rejects], "reason": [str(r[1]) for r in rejects], "raw": [r[2] for r in rejects]},
-        schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
-    ))
+    con.register(
+        "reject_rows",
+        pa.table(
+            {
+                "location": [r[0] for r in rejects],
+                "reason": [str(r[1]) for r in rejects],
+                "raw": [r[2] for r in rejects],
+            },
+            schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
+        ),
+    )
     out = atomic_path(dest)
     con.sql(
         """

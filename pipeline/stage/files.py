@@ -36,8 +36,9 @@ def publish(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)
 
 
-def reader_connection(dest: Path, db: duckdb.DuckDBPyConnection | None,
-                      register: Callable[[duckdb.DuckDBPyConnection], None]) -> duckdb.DuckDBPyConnection:
+def reader_connection(
+    dest: Path, db: duckdb.DuckDBPyConnection | None, register: Callable[[duckdb.DuckDBPyConnection], None]
+) -> duckdb.DuckDBPyConnection:
     """The connection one file is staged on: a cursor on the caller's database, whose functions are
     registered once for all files (a new database costs more than a small file's parse), or else a
     database of its own that spills next to the output."""
@@ -66,8 +67,9 @@ class Oversize:
         return f"Oversize(line {self.line_no}, {self.end - self.start} bytes, {self.reason})"
 
 
-def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
-                        too_long: str, too_wide: str) -> list[Oversize]:
+def scan_oversize_lines(
+    path: Path, max_line_bytes: int, max_fields: int | None, too_long: str, too_wide: str
+) -> list[Oversize]:
     """One streaming pass (bounded memory): lines longer than ``max_line_bytes`` or with more than
     ``max_fields`` comma-separated fields.
 
@@ -88,32 +90,42 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
             first = chunk.find(b"\n")
             if first < 0:  # the current line goes on through this whole chunk
                 if len(head) < RAW_PREVIEW_CHARS:
-                    head += chunk[:RAW_PREVIEW_CHARS - len(head)]
+                    head += chunk[: RAW_PREVIEW_CHARS - len(head)]
                 if max_fields is not None:
                     commas += chunk.count(b",")
                 offset += n
                 continue
             # the current line ends inside this chunk
             if len(head) < RAW_PREVIEW_CHARS:
-                head += chunk[:min(first, RAW_PREVIEW_CHARS - len(head))]
+                head += chunk[: min(first, RAW_PREVIEW_CHARS - len(head))]
             if max_fields is not None:
                 commas += chunk.count(b",", 0, first)
-            _judge(found, line_no, line_start, offset + first, head, commas, max_line_bytes, max_fields,
-                   too_long, too_wide)
+            _judge(
+                found, line_no, line_start, offset + first, head, commas, max_line_bytes, max_fields, too_long, too_wide
+            )
             last = chunk.rfind(b"\n")
             if max_fields is not None and last > first:
                 # lines wholly inside this chunk are shorter than a chunk: only the field count can be wrong
                 newlines = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
                 for i in np.flatnonzero(np.diff(newlines) > max_fields).tolist():
                     start, end = int(newlines[i]) + 1, int(newlines[i + 1])
-                    _judge(found, line_no + 1 + i, offset + start, offset + end,
-                           chunk[start:min(end, start + RAW_PREVIEW_CHARS)], chunk.count(b",", start, end),
-                           max_line_bytes, max_fields, too_long, too_wide)
+                    _judge(
+                        found,
+                        line_no + 1 + i,
+                        offset + start,
+                        offset + end,
+                        chunk[start : min(end, start + RAW_PREVIEW_CHARS)],
+                        chunk.count(b",", start, end),
+                        max_line_bytes,
+                        max_fields,
+                        too_long,
+                        too_wide,
+                    )
                 line_no += len(newlines)
             else:
                 line_no += 1 if last == first else chunk.count(b"\n")
             line_start = offset + last + 1
-            head = bytearray(chunk[last + 1:last + 1 + RAW_PREVIEW_CHARS])
+            head = bytearray(chunk[last + 1 : last + 1 + RAW_PREVIEW_CHARS])
             commas = chunk.count(b",", last + 1) if max_fields is not None else 0
             offset += n
     if offset > line_start:  # last line without a trailing newline
@@ -121,9 +133,25 @@ def scan_oversize_lines(path: Path, max_line_bytes: int, max_fields: int | None,
     return found
 
 
-def _judge(found: list[Oversize], line_no: int, start: int, end: int, head: bytes | bytearray, commas: int,
-           max_line_bytes: int, max_fields: int | None, too_long: str, too_wide: str) -> None:
-    reason = too_long if end - start > max_line_bytes else too_wide if max_fields is not None and commas >= max_fields else None
+def _judge(
+    found: list[Oversize],
+    line_no: int,
+    start: int,
+    end: int,
+    head: bytes | bytearray,
+    commas: int,
+    max_line_bytes: int,
+    max_fields: int | None,
+    too_long: str,
+    too_wide: str,
+) -> None:
+    reason = (
+        too_long
+        if end - start > max_line_bytes
+        else too_wide
+        if max_fields is not None and commas >= max_fields
+        else None
+    )
     if reason is not None:
         found.append(Oversize(line_no, start, end, reason, bytes(head[:RAW_PREVIEW_CHARS]).decode("utf-8", "replace")))
 
@@ -181,8 +209,9 @@ MEMO_MAX_ENTRIES = 2048
 MEMO_MAX_CHARS = 8192
 
 
-def map_distinct(values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType,
-                 memo: dict[str, Any]) -> pa.Array:
+def map_distinct(
+    values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType, memo: dict[str, Any]
+) -> pa.Array:
     """``fn`` over an Arrow UDF batch, called once per distinct non-null value (nulls stay null).
 
     Results are remembered across batches in ``memo``, so a value repeated on every row of a file

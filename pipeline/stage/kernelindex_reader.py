@@ -98,7 +98,10 @@ def _split_deep_json(path: Path, data: bytes) -> tuple[list[str], tuple[Reason, 
             return [], (Reason.TRUNCATED_JSON, preview)
         if kind != "ARRAY":
             return [text], None
-        return [r[0] for r in con.execute("select value::varchar from doc, json_each(content) order by key::bigint").fetchall()], None
+        return [
+            r[0]
+            for r in con.execute("select value::varchar from doc, json_each(content) order by key::bigint").fetchall()
+        ], None
     finally:
         con.close()
 
@@ -147,8 +150,9 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
     once (remembered across batches and files), and the depth of the rare line with enough brackets
     to be too deep."""
     for name, model in (("check_protocol", BenchmarkProtocol), ("check_environment", ExecutionEnvironment)):
-        con.create_function(name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow",
-                            null_handling="special")
+        con.create_function(
+            name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow", null_handling="special"
+        )
     con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
 
 
@@ -169,8 +173,9 @@ def stage_kernelindex_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnect
         clean.unlink(missing_ok=True)
 
 
-def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
-           db: duckdb.DuckDBPyConnection | None) -> StageResult:
+def _stage(
+    path: Path, dest: Path, oversize: list, *, line_format: bool, db: duckdb.DuckDBPyConnection | None
+) -> StageResult:
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = reader_connection(dest, db, register_functions)
     try:
@@ -195,8 +200,10 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
             lines, file_error = _lines_from_json_file(path)
             rejects = [] if file_error is None else [("file", *file_error)]
             con.register("json_lines", pa.table({"line": pa.array(lines, pa.string())}))
-            con.execute("create temp macro numbered_lines(path, max_line) as table "
-                        "select row_number() over () as record_no, line from json_lines")
+            con.execute(
+                "create temp macro numbered_lines(path, max_line) as table "
+                "select row_number() over () as record_no, line from json_lines"
+            )
             loc_prefix = "record "
 
         tmp = atomic_path(dest)
@@ -232,7 +239,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
             ),
             parsed as (
                 select * exclude (ms_20, ms_50, ms_80),
-                    try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50, try_cast(ms_80 as double) as p80,
+                    try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50,
+                    try_cast(ms_80 as double) as p80,
                     try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
                     string_split(external_id, '/') as id_parts,
                     string_split(benchmark, '/') as bench_parts,
@@ -256,7 +264,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
                              or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
                         when protocol_error is not null then protocol_error
                         when environment_error is not null then environment_error
-                        when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL} then '{Reason.INVALID_RECORD}'
+                        when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL}
+                            then '{Reason.INVALID_RECORD}'
                         when observed_at is null then '{Reason.BAD_TIMESTAMP}'
                         when p20 is null or p50 is null or p80 is null or isnan(p20) or isnan(p50) or isnan(p80)
                              or isinf(p20) or isinf(p50) or isinf(p80) then '{Reason.NON_NUMERIC_VALUE}'
@@ -274,7 +283,8 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
                 case when len(id_parts) >= 3 then id_parts[3] end as kernel_provider,
                 case when len(id_parts) >= 4 then id_parts[4] end as gpu_slug,
                 trim(concat_ws(' ', json_extract_string(environment_json, '$.spec.hardware.product'),
-                                    json_extract_string(environment_json, '$.spec.hardware.formFactor'))) as environment_gpu_name,
+                                    json_extract_string(environment_json, '$.spec.hardware.formFactor')))
+                                    as environment_gpu_name,
                 observed_at,
                 strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text,
                 liger_version, run_name, p20, p50, p80,
@@ -282,10 +292,17 @@ def _stage(path: Path, dest: Path, oversize: list, *, line_format: bool,
                 protocol_json, environment_json
             from judged
             """,
-            params={"path": str(path), "max_line": MAX_LINE_BYTES,
-                    "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"], "protocol_at": len(EXTRACTED) + 1,
-                    "environment_at": len(EXTRACTED) + 2, "limit": MAX_JSON_DEPTH, "api": API_VERSION,
-                    "run_kind": RUN_KIND, **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()}},
+            params={
+                "path": str(path),
+                "max_line": MAX_LINE_BYTES,
+                "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"],
+                "protocol_at": len(EXTRACTED) + 1,
+                "environment_at": len(EXTRACTED) + 2,
+                "limit": MAX_JSON_DEPTH,
+                "api": API_VERSION,
+                "run_kind": RUN_KIND,
+                **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
+            },
         ).write_parquet(str(tmp), compression="zstd")
         if line_format:
             rejects, gaps = _line_rejects(con, path, oversize)
@@ -307,7 +324,9 @@ def _object_checker(model: type):
     memo: dict = {}
 
     def check(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
-        return map_distinct(texts, lambda t: dict(zip(CHECKED.names, _check_object(t, model))), CHECKED, memo)
+        return map_distinct(
+            texts, lambda t: dict(zip(CHECKED.names, _check_object(t, model), strict=True)), CHECKED, memo
+        )
 
     return check
 
@@ -329,8 +348,11 @@ def _line_rejects(con: duckdb.DuckDBPyConnection, path: Path, oversize: list) ->
     numbers = line_numbers(path, [r[0] for r in raw_rejects])
     marked = {o.line_no for o in oversize}
     # Whatever else DuckDB rejects in a one-column read is a line that is not whole JSON.
-    rejects = [(f"line {numbers[pos]}", DUCKDB_LINE_REJECT_REASON.get(err, Reason.TRUNCATED_JSON), raw)
-               for pos, err, raw in raw_rejects if numbers[pos] not in marked]
+    rejects = [
+        (f"line {numbers[pos]}", DUCKDB_LINE_REJECT_REASON.get(err, Reason.TRUNCATED_JSON), raw)
+        for pos, err, raw in raw_rejects
+        if numbers[pos] not in marked
+    ]
     rejects += [(f"line {o.line_no}", o.reason, o.preview) for o in oversize]
     return rejects, sorted({numbers[r[0]] for r in raw_rejects} | marked)
 
@@ -340,8 +362,12 @@ def _shift_records(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, gap
     line k + (number of rejected lines r_i with r_i - i < k). Rewrites ``staged`` (removed) with those numbers."""
     befores = [g - i for i, g in enumerate(gaps, 1)]
     cumulative = {b: n for n, b in enumerate(befores, 1)}  # entries with before <= b
-    con.register("gaps", pa.table({"before": pa.array(list(cumulative), pa.int64()),
-                                   "shift": pa.array(list(cumulative.values()), pa.int64())}))
+    con.register(
+        "gaps",
+        pa.table(
+            {"before": pa.array(list(cumulative), pa.int64()), "shift": pa.array(list(cumulative.values()), pa.int64())}
+        ),
+    )
     out = atomic_path(dest)
     con.sql(
         """

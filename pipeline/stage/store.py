@@ -53,7 +53,7 @@ class StagingStore:
         """Hash every source, parse only contents never staged before. Returns counts, and in
         ``new`` the (sha256 + kind) of each content this call parsed."""
         with ThreadPoolExecutor(max_workers=max_workers) as pool:  # hashlib releases the GIL: files hash in parallel
-            for s, sha in zip(sources, pool.map(lambda s: file_sha256(s.path), sources)):
+            for s, sha in zip(sources, pool.map(lambda s: file_sha256(s.path), sources), strict=False):
                 s.content_sha256 = sha
         todo: dict[str, SourceFile] = {}
         for s in sources:
@@ -74,7 +74,9 @@ class StagingStore:
                 except duckdb.Error:  # once more on a database of its own: the failure must be the file's
                     stage_one(s, None)
             except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
-                csv_reader.write_quarantine_only_stage(self.path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
+                csv_reader.write_quarantine_only_stage(
+                    self.path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")]
+                )
 
         if not todo:
             return {"sources": len(sources), "newly_staged": 0, "already_staged": len(sources), "new": set()}
@@ -90,8 +92,12 @@ class StagingStore:
                 list(pool.map(lambda s: run(s, db), sorted(todo.values(), key=lambda s: -s.size_bytes)))
         finally:
             db.close()
-        return {"sources": len(sources), "newly_staged": len(todo), "already_staged": len(sources) - len(todo),
-                "new": set(todo)}
+        return {
+            "sources": len(sources),
+            "newly_staged": len(todo),
+            "already_staged": len(sources) - len(todo),
+            "new": set(todo),
+        }
 
     def collect_garbage(self) -> int:
         """Remove write-aside files of staging runs that were killed, once clearly stale

@@ -87,8 +87,9 @@ class DeltaStore:
         dt = self.open(table)
         return None if dt is None else pa.schema(dt.schema().to_arrow())
 
-    def write(self, table: str, data, *, mode: str, run_id: str, schema: pa.Schema | None = None,
-              operation: str = "") -> int:
+    def write(
+        self, table: str, data, *, mode: str, run_id: str, schema: pa.Schema | None = None, operation: str = ""
+    ) -> int:
         """Append or overwrite in one commit; returns the new version. ``data`` is an Arrow table or
         a RecordBatchReader, so a large result streams from DuckDB without being held whole."""
         meta = {RUN_ID_KEY: run_id}
@@ -97,7 +98,10 @@ class DeltaStore:
         if isinstance(data, pa.Table) and schema is not None:
             data = data.cast(schema)
         write_deltalake(
-            self.uri(table), data, mode=mode, storage_options=self.options,
+            self.uri(table),
+            data,
+            mode=mode,
+            storage_options=self.options,
             schema_mode="overwrite" if mode == "overwrite" else None,
             commit_properties=CommitProperties(custom_metadata=meta),
             # Checkpoints every 100 commits keep the log cheap to read (delta-rs default interval).
@@ -114,8 +118,9 @@ class DeltaStore:
         dt = self.open(table)
         if dt is None or len(dt.file_uris()) < min_files:
             return False
-        dt.optimize.compact(commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id,
-                                                                                "liger.operation": "compact"}))
+        dt.optimize.compact(
+            commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id, "liger.operation": "compact"})
+        )
         return True
 
     def vacuum(self, tables: Iterable[str], retention: timedelta) -> dict[str, int]:

@@ -34,8 +34,20 @@ from pipeline.model import run as normalize
 from pipeline.stage.store import StagingStore
 from pipeline.store.warehouse import Published, Warehouse
 
-RECORD_KEY = ("kernel_name", "kernel_operation_mode", "kernel_provider", "gpu_name", "observed_at_text", "p20", "p50",
-              "p80", "protocol_digest", "environment_digest", "workload_digest", "implementation_digest")
+RECORD_KEY = (
+    "kernel_name",
+    "kernel_operation_mode",
+    "kernel_provider",
+    "gpu_name",
+    "observed_at_text",
+    "p20",
+    "p50",
+    "p80",
+    "protocol_digest",
+    "environment_digest",
+    "workload_digest",
+    "implementation_digest",
+)
 ROWS_PER_BATCH = 1 << 17
 
 
@@ -66,13 +78,16 @@ BATCH_ROWS = {
         metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version, {obs}, p20, p50, p80,
         environment_digest, protocol_digest, workload_digest, implementation_digest, origin, $seq as run_seq
         from batch_fact""".format(obs=_ts("observed_at")),
-    "fact_sighting": """select g.measurement_digest, g.source_path, s.content_sha256, s.upstream_path, s.upstream_commit,
+    "fact_sighting": """select g.measurement_digest, g.source_path, s.content_sha256, s.upstream_path,
+        s.upstream_commit,
         s.committed_at::timestamptz as committed_at, $seq as run_seq
         from batch_sighting g join batch_source s using (source_path)""",
-    "kernelindex_record": """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, {obs}, observed_at_text,
+    "kernelindex_record": """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, {obs},
+        observed_at_text,
         liger_version, p20, p50, p80, protocol_digest, environment_digest, workload_digest, implementation_digest,
         protocol_json, environment_json from batch_record""".format(obs=_ts("observed_at")),
-    "learned_dimension": "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from learned_dimension",
+    "learned_dimension": "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest "
+    "from learned_dimension",
     "quarantine": "select source_file, location, reason, raw, $seq as run_seq from batch_quarantine",
     "source": """select source_path, kind, content_sha256, size_bytes, upstream_path, upstream_commit,
         committed_at::timestamptz as committed_at, in_upstream_head, rows_read, rows_quarantined, file_reason,
@@ -80,14 +95,15 @@ BATCH_ROWS = {
 }
 for _dim, _key in DIM_KEYS.items():
     # A digest can arrive as an object and as a bare reference: keep the richest row.
-    BATCH_ROWS[_dim] = f"""select {', '.join(SCHEMAS[_dim].names)} from batch_{_dim}
+    BATCH_ROWS[_dim] = f"""select {", ".join(SCHEMAS[_dim].names)} from batch_{_dim}
         qualify row_number() over (partition by {_key}
             order by case origin when 'kernelindex' then 0 when 'derived' then 1 else 2 end, object_json) = 1"""
 
 
 class Merger:
-    def __init__(self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None,
-                 threads: int | None = None):
+    def __init__(
+        self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None, threads: int | None = None
+    ):
         self.wh, self.staging = wh, staging
         # Read (and validated) before the run takes the lock: a bad value commits nothing.
         self.settings = load()
@@ -112,15 +128,22 @@ class Merger:
         return duck.scalar(con, f"select count(*) from ({sql})", params)
 
     # -- the run -----------------------------------------------------------------------------
-    def run(self, sources: list[SourceFile], problems: list[tuple[str, str, str]], run_id: str | None = None,
-            *, force_full: bool = False) -> RunResult:
+    def run(
+        self,
+        sources: list[SourceFile],
+        problems: list[tuple[str, str, str]],
+        run_id: str | None = None,
+        *,
+        force_full: bool = False,
+    ) -> RunResult:
         run_id = run_id or uuid.uuid4().hex
         with self.wh.lock():
             restored = self.wh.restore_unpublished()
             pub = self.wh.published()
             spill = self.wh.temp_dir / f"merge-{run_id}"
-            con = duck.connect(temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri,
-                               threads=self.threads)
+            con = duck.connect(
+                temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri, threads=self.threads
+            )
             try:
                 self._register_published(con, pub)
                 result = self._run(con, pub, sources, problems, run_id, force_full)
@@ -165,25 +188,32 @@ class Merger:
         committed = con.execute("select source_path, content_sha256, in_upstream_head from published_source").fetchall()
         if any(flags.get((p, c)) != head for p, c, head in committed):
             return False
-        known = set(con.execute("select source_file, reason, raw from published_quarantine where location = 'file'").fetchall())
+        known = set(
+            con.execute("select source_file, reason, raw from published_quarantine where location = 'file'").fetchall()
+        )
         return all((p[0], str(p[1]), p[2]) in known for p in problems)
 
     def _models(self, con, sources, problems, *, incremental: bool) -> None:
         kwargs = {}
         if incremental:
-            kwargs = {"known_gpu": "select distinct gpu_name from published_fact_measurement where origin <> 'kernelindex'",
-                      "known_record": "select kernel_operation_mode, gpu_name, observed_at, protocol_digest, "
-                                      "environment_digest from published_kernelindex_record"}
+            kwargs = {
+                "known_gpu": "select distinct gpu_name from published_fact_measurement where origin <> 'kernelindex'",
+                "known_record": "select kernel_operation_mode, gpu_name, observed_at, protocol_digest, "
+                "environment_digest from published_kernelindex_record",
+            }
         normalize.run_models(con, sources, self.staging.path, self.staging.empty_templates(), problems, **kwargs)
 
     def _must_go_full(self, con) -> str:
         """Cases the append-only merge cannot express; they are rare and a full build is exact."""
-        changed = self._count(con, """
+        changed = self._count(
+            con,
+            """
             select 1 from batch_fact b join published_fact_measurement p using (measurement_digest)
             where (b.p20, b.p50, b.p80, b.metric_unit, b.x_label, b.origin, b.environment_digest, b.protocol_digest,
                    b.workload_digest, b.implementation_digest)
                is distinct from (p.p20, p.p50, p.p80, p.metric_unit, p.x_label, p.origin, p.environment_digest,
-                   p.protocol_digest, p.workload_digest, p.implementation_digest)""")
+                   p.protocol_digest, p.workload_digest, p.implementation_digest)""",
+        )
         if changed:
             return f"{changed} stored fact(s) carried with other values: the newest source decides"
         fold_key = """r.kernel_name = f.kernel_name and r.kernel_operation_mode = f.kernel_operation_mode
@@ -191,15 +221,21 @@ class Merger:
             and r.observed_at = f.observed_at and abs(f.p20 - r.p20) <= 1e-9 * r.p20
             and abs(f.p50 - r.p50) <= 1e-9 * r.p50 and abs(f.p80 - r.p80) <= 1e-9 * r.p80"""
         if duck.scalar(con, "select count(*) from batch_record"):
-            late = self._count(con, f"""
+            late = self._count(
+                con,
+                f"""
                 select 1 from batch_record r join published_fact_measurement f
-                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}""")
+                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}""",
+            )
             if late:
                 return f"{late} new record(s) fold into facts committed earlier"
-        early = self._count(con, f"""
+        early = self._count(
+            con,
+            f"""
             select 1 from (select * from batch_fact where origin = 'csv' and metric_unit = 'ms'
                            and measurement_digest not in (select measurement_digest from published_fact_measurement)) f
-            join published_kernelindex_record r on {fold_key}""")
+            join published_kernelindex_record r on {fold_key}""",
+        )
         if early:
             return f"{early} new CSV row(s) match records committed earlier"
         return ""
@@ -211,8 +247,9 @@ class Merger:
         params = {"seq": seq}
         versions, stats = {}, {"models_hash": mhash, "sources_in_batch": len(sources)}
         for table in SCHEMAS:
-            versions[table] = self._write(con, table, BATCH_ROWS[table], "overwrite", run_id,
-                                          params if "$seq" in BATCH_ROWS[table] else {})
+            versions[table] = self._write(
+                con, table, BATCH_ROWS[table], "overwrite", run_id, params if "$seq" in BATCH_ROWS[table] else {}
+            )
         stats |= self._batch_stats(con)
         stats["facts_inserted"] = stats["batch_facts"]
         failpoints.pause("tables_committed")
@@ -221,36 +258,50 @@ class Merger:
 
     def _batch_stats(self, con) -> dict:
         q = lambda sql: duck.scalar(con, sql)  # noqa: E731
-        return {"batch_facts": q("select count(*) from batch_fact"),
-                "batch_sightings": q("select count(*) from batch_sighting"),
-                "folded_records": q("select count(*) from fold"),
-                "record_only_facts": q("select count(*) from batch_fact where origin = 'kernelindex'"),
-                "quarantined_rows": q("select count(*) from batch_quarantine")}
+        return {
+            "batch_facts": q("select count(*) from batch_fact"),
+            "batch_sightings": q("select count(*) from batch_sighting"),
+            "folded_records": q("select count(*) from fold"),
+            "record_only_facts": q("select count(*) from batch_fact where origin = 'kernelindex'"),
+            "quarantined_rows": q("select count(*) from batch_quarantine"),
+        }
 
     def _incremental(self, con, pub, sources, batch, run_id, seq, mhash) -> RunResult:
         params = {"seq": seq}
         # The source ledger: committed rows (with today's in_upstream_head) plus the batch's.
-        con.register("current_flags", pa.table({
-            "source_path": pa.array([s.source_path for s in sources], pa.string()),
-            "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
-            "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_())}))
+        con.register(
+            "current_flags",
+            pa.table(
+                {
+                    "source_path": pa.array([s.source_path for s in sources], pa.string()),
+                    "content_sha256": pa.array([s.content_sha256 for s in sources], pa.string()),
+                    "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
+                }
+            ),
+        )
         new_source_sql = f"""
             select p.* replace (c.in_upstream_head as in_upstream_head) from published_source p
             join current_flags c using (source_path, content_sha256)
             union all by name
-            ({BATCH_ROWS['source']})"""
-        flags_moved = self._count(con, """select 1 from published_source p join current_flags c
-            using (source_path, content_sha256) where p.in_upstream_head is distinct from c.in_upstream_head""")
+            ({BATCH_ROWS["source"]})"""
+        flags_moved = self._count(
+            con,
+            """select 1 from published_source p join current_flags c
+            using (source_path, content_sha256) where p.in_upstream_head is distinct from c.in_upstream_head""",
+        )
         appends = {
-            "fact_measurement": f"""select * from ({BATCH_ROWS['fact_measurement']})
+            "fact_measurement": f"""select * from ({BATCH_ROWS["fact_measurement"]})
                 where measurement_digest not in (select measurement_digest from published_fact_measurement)""",
             "fact_sighting": BATCH_ROWS["fact_sighting"],
-            "kernelindex_record": f"""select * from ({BATCH_ROWS['kernelindex_record']}) b
-                anti join published_kernelindex_record p using ({', '.join(RECORD_KEY)})""",
-            "quarantine": f"""select * from ({BATCH_ROWS['quarantine']}) b
+            "kernelindex_record": f"""select * from ({BATCH_ROWS["kernelindex_record"]}) b
+                anti join published_kernelindex_record p using ({", ".join(RECORD_KEY)})""",
+            "quarantine": f"""select * from ({BATCH_ROWS["quarantine"]}) b
                 anti join published_quarantine p using (source_file, location, reason, raw)""",
-            **{dim: f"""select * from ({BATCH_ROWS[dim]}) b
-                anti join published_{dim} p using ({key})""" for dim, key in DIM_KEYS.items()},
+            **{
+                dim: f"""select * from ({BATCH_ROWS[dim]}) b
+                anti join published_{dim} p using ({key})"""
+                for dim, key in DIM_KEYS.items()
+            },
         }
         stats = {"models_hash": mhash, "sources_in_batch": len(batch)} | self._batch_stats(con)
         versions = dict(pub.versions)
@@ -265,15 +316,20 @@ class Merger:
         if batch or flags_moved:
             versions["source"] = self._write(con, "source", new_source_sql, "overwrite", run_id, params)
             changed = True
-        learned_moved = self._count(con, """
-            (select * from learned_dimension except select dimension, gpu_name, kernel_operation_mode, metric_unit, digest
+        learned_moved = self._count(
+            con,
+            """
+            (select * from learned_dimension
+             except select dimension, gpu_name, kernel_operation_mode, metric_unit, digest
              from published_learned_dimension)
             union all
             (select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from published_learned_dimension
-             except select * from learned_dimension)""")
+             except select * from learned_dimension)""",
+        )
         if learned_moved and stats["batch_sightings"] + stats["kernelindex_record_appended"]:
-            versions["learned_dimension"] = self._write(con, "learned_dimension", BATCH_ROWS["learned_dimension"],
-                                                        "overwrite", run_id, {})
+            versions["learned_dimension"] = self._write(
+                con, "learned_dimension", BATCH_ROWS["learned_dimension"], "overwrite", run_id, {}
+            )
         if not changed:
             return RunResult("unchanged", "no new source content", pub, stats)
         for table in ("fact_measurement", "fact_sighting", "quarantine"):
@@ -285,4 +341,3 @@ class Merger:
         if stats.get("compacted"):
             stats["vacuumed_files"] = self.wh.vacuum(timedelta(hours=self.settings.retention_hours))
         return RunResult("incremental", f"{len(batch)} new source content(s)", published, stats)
-

@@ -47,8 +47,10 @@ class WarehouseBusy(Timeout):
 
     def __str__(self) -> str:
         who = f" ({self.holder})" if self.holder else ""
-        return (f"another run holds the warehouse lock {self.lock_file}{who} (waited {self.waited:.0f} s); "
-                "this run committed nothing and the warehouse is unchanged; retry when that run has finished")
+        return (
+            f"another run holds the warehouse lock {self.lock_file}{who} (waited {self.waited:.0f} s); "
+            "this run committed nothing and the warehouse is unchanged; retry when that run has finished"
+        )
 
 
 class WarehouseLock(FileLock):
@@ -77,8 +79,9 @@ class DeltaLease:
         if not files:
             return None
         with connect(remote_root=self.store.root) as con:
-            rows = con.execute("select holder, expires from read_parquet($f) order by expires desc limit 1",
-                               {"f": files}).fetchall()
+            rows = con.execute(
+                "select holder, expires from read_parquet($f) order by expires desc limit 1", {"f": files}
+            ).fetchall()
         row = rows[0] if rows else None
         return None if row is None else (row[0], row[1])
 
@@ -91,9 +94,12 @@ class DeltaLease:
             write_deltalake(self.store.uri(self.TABLE), row, mode="append", storage_options=self.store.options)
             return
         now = time.time()
-        (dt.merge(row, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
-           .when_matched_update_all(predicate=f"t.expires < {now} or t.holder = s.holder")
-           .when_not_matched_insert_all().execute())
+        (
+            dt.merge(row, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
+            .when_matched_update_all(predicate=f"t.expires < {now} or t.holder = s.holder")
+            .when_not_matched_insert_all()
+            .execute()
+        )
 
     def acquire(self) -> DeltaLease:
         deadline = time.monotonic() + self.timeout
@@ -184,9 +190,12 @@ class Warehouse:
         with connect(remote_root=self.root_uri) as con:
             rows = con.execute(
                 "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
-                {"f": files}).fetchall()
-        return [Published(seq, run_id, at, mode, json.loads(v), json.loads(s or "{}"))
-                for seq, run_id, at, mode, v, s in rows]
+                {"f": files},
+            ).fetchall()
+        return [
+            Published(seq, run_id, at, mode, json.loads(v), json.loads(s or "{}"))
+            for seq, run_id, at, mode, v, s in rows
+        ]
 
     def published(self, seq: int | None = None, as_of: datetime | str | None = None) -> Published | None:
         """The state after the newest run, after run ``seq``, or the newest run committed at or
@@ -209,13 +218,24 @@ class Warehouse:
             out[table] = [] if version is None else self.store.files(table, version)
         return out
 
-    def append_run(self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict) -> Published:
+    def append_run(
+        self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict
+    ) -> Published:
         last = self.published()
         seq = (last.seq + 1) if last else 1
         now = datetime.now(UTC)
-        row = pa.table({"seq": [seq], "run_id": [run_id], "committed_at": [now], "mode": [mode], "reason": [reason],
-                        "versions": [json.dumps(versions, sort_keys=True)], "stats": [json.dumps(stats, sort_keys=True)]},
-                       schema=RUN_LOG_SCHEMA)
+        row = pa.table(
+            {
+                "seq": [seq],
+                "run_id": [run_id],
+                "committed_at": [now],
+                "mode": [mode],
+                "reason": [reason],
+                "versions": [json.dumps(versions, sort_keys=True)],
+                "stats": [json.dumps(stats, sort_keys=True)],
+            },
+            schema=RUN_LOG_SCHEMA,
+        )
         self.store.write(RUN_LOG, row, mode="append", run_id=run_id)
         return Published(seq, run_id, now, mode, versions, stats)
 

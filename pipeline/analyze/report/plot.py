@@ -60,8 +60,16 @@ def _draw_panel(ax, subset: list[dict], sweep: dict, xpos, with_provider: bool) 
         color, lw, band_alpha = _style(version, sweep)
         i = providers.index(provider)
         label = f"{provider} {version}" if with_provider else version
-        ax.plot(xs, [r["p50"] for r in rows], linestyle=_LINESTYLES[i % len(_LINESTYLES)],
-                marker=_MARKERS[i % len(_MARKERS)], ms=3.5, lw=lw, color=color, label=label)
+        ax.plot(
+            xs,
+            [r["p50"] for r in rows],
+            linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+            marker=_MARKERS[i % len(_MARKERS)],
+            ms=3.5,
+            lw=lw,
+            color=color,
+            label=label,
+        )
         if band_alpha:
             lo, hi = [r["p20"] for r in rows], [r["p80"] for r in rows]
             ax.fill_between(xs, lo, hi, color=color, alpha=band_alpha, lw=0)
@@ -74,21 +82,42 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
     """The judged pair over the from-version p50 at the same x: bands and the change on one linear scale."""
     own = [p for p in points if p["is_liger"]]
     base = {p["x_value"]: p["p50"] for p in own if p["liger_version"] == sweep.get("from_version") and p["p50"]}
-    for version, color, label in ((sweep.get("from_version"), FROM_COLOR, "from"),
-                                  (sweep.get("to_version"), TO_COLOR, "to")):
+    for version, color, label in (
+        (sweep.get("from_version"), FROM_COLOR, "from"),
+        (sweep.get("to_version"), TO_COLOR, "to"),
+    ):
         rows = sorted((p for p in own if p["liger_version"] == version and p["x_value"] in base), key=xpos)
         if not rows:
             continue
         xs = [xpos(r) for r in rows]
         b = [base[r["x_value"]] for r in rows]
-        ax.fill_between(xs, [r["p20"] / d for r, d in zip(rows, b)], [r["p80"] / d for r, d in zip(rows, b)],
-                        color=color, alpha=0.30, lw=0)
-        ax.plot(xs, [r["p50"] / d for r, d in zip(rows, b)], marker="o", ms=3.5, lw=1.6, color=color,
-                label=f"{label} {version} (p20-p80 band)")
+        ax.fill_between(
+            xs,
+            [r["p20"] / d for r, d in zip(rows, b, strict=False)],
+            [r["p80"] / d for r, d in zip(rows, b, strict=False)],
+            color=color,
+            alpha=0.30,
+            lw=0,
+        )
+        ax.plot(
+            xs,
+            [r["p50"] / d for r, d in zip(rows, b, strict=False)],
+            marker="o",
+            ms=3.5,
+            lw=1.6,
+            color=color,
+            label=f"{label} {version} (p20-p80 band)",
+        )
     threshold = sweep.get("threshold")
     if threshold:
-        ax.axhspan(1 / (1 + threshold), 1 + threshold, color="#000000", alpha=0.06, lw=0,
-                   label=f"noise threshold ±{100 * threshold:.1f} %")
+        ax.axhspan(
+            1 / (1 + threshold),
+            1 + threshold,
+            color="#000000",
+            alpha=0.06,
+            lw=0,
+            label=f"noise threshold ±{100 * threshold:.1f} %",
+        )
     ax.axhline(1.0, color="#555555", lw=0.8)
     ax.set_title(f"relative to {sweep.get('from_version')} p50 at each x", fontsize=10)
     if own:
@@ -113,8 +142,9 @@ def plot_sweep(points: list[dict], sweep: dict) -> bytes:
         if subset:
             ax.legend(fontsize=7, loc="best")
         else:
-            ax.text(0.5, 0.5, "no reference measured", ha="center", va="center",
-                    transform=ax.transAxes, color="#555555")
+            ax.text(
+                0.5, 0.5, "no reference measured", ha="center", va="center", transform=ax.transAxes, color="#555555"
+            )
     _draw_relative(axes[2], points, sweep, xpos)
     for ax in axes:
         ax.set_xlabel(sweep.get("x_name") or "x")

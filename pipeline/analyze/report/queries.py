@@ -87,8 +87,10 @@ class VersionCoverage:
         if self.series == 0:
             return f"Regressions in {self.version}: unknown, no liger-family series was measured at this version."
         if self.compared == 0:
-            return (f"Regressions in {self.version}: unknown, none of its {self.series:,} series was compared "
-                    "with an earlier version (see coverage).")
+            return (
+                f"Regressions in {self.version}: unknown, none of its {self.series:,} series was compared "
+                "with an earlier version (see coverage)."
+            )
         not_compared = self.series - self.compared
         tail = f"; {not_compared:,} of {self.series:,} series not compared" if not_compared else ""
         if regressed == 0:
@@ -103,7 +105,9 @@ def coverage_by_version(con) -> list[VersionCoverage]:
 
 def _from_row(r) -> VersionCoverage:
     return VersionCoverage(
-        version=r[0], series=r[2], compared=r[3],
+        version=r[0],
+        series=r[2],
+        compared=r[3],
         verdicts={v["verdict"]: v["n"] for v in r[4]},
         reasons={v["reason"]: v["n"] for v in r[5]},
     )

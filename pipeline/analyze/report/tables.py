@@ -68,8 +68,11 @@ def render_table(
     if total == 0:
         return "<p><em>none</em></p>", "_none_\n", 0, 0
     cells_html = " || ".join(
-        "'<td" + (f" class=\"' || html_text({c.css}) || '\"" if c.css else "") + ">' || "
-        + (f"coalesce({c.html}, '')" if c.html else f"html_text({c.text})") + " || '</td>'"
+        "'<td"
+        + (f" class=\"' || html_text({c.css}) || '\"" if c.css else "")
+        + ">' || "
+        + (f"coalesce({c.html}, '')" if c.html else f"html_text({c.text})")
+        + " || '</td>'"
         for c in columns
     )
     cells_md = " || ' | ' || ".join(f"md_text({c.text})" for c in columns)

@@ -45,12 +45,15 @@ LAUNCH_FLAT_SPREAD = 1.5
 LAUNCH_REFERENCE_SPREAD = 3.0
 
 _SWEEP_KEYS = (
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name",
-    "gpu_name", "x_name", "extra_config",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "gpu_name",
+    "x_name",
+    "extra_config",
 )
-_SAME_SWEEP = " and ".join(
-    f"sv.{k} is not distinct from f.{k}" for k in _SWEEP_KEYS if k != "kernel_provider"
-)
+_SAME_SWEEP = " and ".join(f"sv.{k} is not distinct from f.{k}" for k in _SWEEP_KEYS if k != "kernel_provider")
 _PERCENT_SETTINGS = {"min_noise_floor", "sweep_min_band_fraction"}
 
 # every flagged sweep, numbered in plot order: newest version first, then the worst verdict,
@@ -129,13 +132,19 @@ from report_flagged left join report_launch_hints using (plot_rank)
 
 def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
     return (
-        Column("#", number_sql("plot_rank"),
-               html=f"case when plot_rank <= {int(max_plots)} then '<a href=\"#plot-' || plot_rank || '\">' "
-                    "|| plot_rank || '</a>' else cast(plot_rank as varchar) end"),
+        Column(
+            "#",
+            number_sql("plot_rank"),
+            html=f"case when plot_rank <= {int(max_plots)} then '<a href=\"#plot-' || plot_rank || '\">' "
+            "|| plot_rank || '</a>' else cast(plot_rank as varchar) end",
+        ),
         Column("versions", "from_version || ' → ' || to_version"),
-        Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
-        Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"),
-        Column("GPU", "gpu_name"), Column("config", "extra_config"),
+        Column("kernel", "kernel_name"),
+        Column("provider", "kernel_provider"),
+        Column("mode", "kernel_operation_mode"),
+        Column("metric", "metric_name"),
+        Column("GPU", "gpu_name"),
+        Column("config", "extra_config"),
         Column("points", number_sql("shared_points")),
         Column("runs (from / to)", "cast(from_runs as varchar) || ' / ' || cast(to_runs as varchar)"),
         Column("ratio", ratio_sql("geomean_ratio")),
@@ -149,23 +158,38 @@ def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
 
 
 _POINT_COLUMNS = (
-    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
-    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
-    Column("x", "x_name"), Column("x value", "x_value"),
+    Column("kernel", "kernel_name"),
+    Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"),
+    Column("metric", "metric_name"),
+    Column("GPU", "gpu_name"),
+    Column("x", "x_name"),
+    Column("x value", "x_value"),
     Column("versions", "from_version || ' → ' || to_version"),
-    Column("ratio", ratio_sql("ratio")), Column("normalized", ratio_sql("normalized_ratio")),
+    Column("ratio", ratio_sql("ratio")),
+    Column("normalized", ratio_sql("normalized_ratio")),
     Column("reason", "reason"),
 )
 _CHANGE_POINT_COLUMNS = (
-    Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
-    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
-    Column("from", "previous_version"), Column("introduced in", "version"),
-    Column("direction", "direction"), Column("shift", ratio_sql("shift_ratio")),
-    Column("basis", "basis"), Column("pair verdict", "pair_verdict"),
+    Column("kernel", "kernel_name"),
+    Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"),
+    Column("metric", "metric_name"),
+    Column("GPU", "gpu_name"),
+    Column("from", "previous_version"),
+    Column("introduced in", "version"),
+    Column("direction", "direction"),
+    Column("shift", ratio_sql("shift_ratio")),
+    Column("basis", "basis"),
+    Column("pair verdict", "pair_verdict"),
 )
 _NOISE_COLUMNS = (
-    Column("scope", "scope"), Column("kernel", "kernel_name"), Column("provider", "kernel_provider"),
-    Column("mode", "kernel_operation_mode"), Column("metric", "metric_name"), Column("GPU", "gpu_name"),
+    Column("scope", "scope"),
+    Column("kernel", "kernel_name"),
+    Column("provider", "kernel_provider"),
+    Column("mode", "kernel_operation_mode"),
+    Column("metric", "metric_name"),
+    Column("GPU", "gpu_name"),
     Column("re-run points", number_sql("rerun_points")),
     Column("median re-run move", percent_sql("median_rel_spread")),
     Column("noise", percent_sql("noise_rel_spread")),
@@ -191,8 +215,10 @@ def _atomic_write(path: Path, data: bytes) -> None:
 def _plot_name(sweep: dict) -> str:
     text = "|".join(str(sweep.get(k)) for k in (*_SWEEP_KEYS, "from_version", "to_version"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    safe = "".join(c if c.isalnum() else "_" for c in
-                   f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}")
+    safe = "".join(
+        c if c.isalnum() else "_"
+        for c in f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}"
+    )
     return f"{safe}_{sweep['to_version']}_{digest}".replace(".", "-") + ".png"
 
 
@@ -223,18 +249,29 @@ def _settings_text(settings: dict) -> str:
 def _coverage_tables(coverage) -> tuple[str, str]:
     head = ("version", "series", "compared", "verdicts of the compared", "not compared, because")
     rows = [
-        (c.version, f"{c.series:,}", f"{c.compared:,}",
-         ", ".join(f"{n:,} {v}" for v, n in c.verdicts.items()),
-         ", ".join(f"{n:,} {r}" for r, n in c.reasons.items()))
+        (
+            c.version,
+            f"{c.series:,}",
+            f"{c.compared:,}",
+            ", ".join(f"{n:,} {v}" for v, n in c.verdicts.items()),
+            ", ".join(f"{n:,} {r}" for r, n in c.reasons.items()),
+        )
         for c in coverage
     ]
     if not rows:
         return "<p><em>no liger-family series measured</em></p>", "_no liger-family series measured_\n"
     html_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
-    html_table = (f"<table id='coverage'><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead>"
-                  f"<tbody>{html_rows}</tbody></table>")
-    md = "| " + " | ".join(head) + " |\n|" + "|".join("---" for _ in head) + "|\n" + "".join(
-        "| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |\n" for r in rows
+    html_table = (
+        f"<table id='coverage'><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead>"
+        f"<tbody>{html_rows}</tbody></table>"
+    )
+    md = (
+        "| "
+        + " | ".join(head)
+        + " |\n|"
+        + "|".join("---" for _ in head)
+        + "|\n"
+        + "".join("| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |\n" for r in rows)
     )
     return html_table, md
 
@@ -256,8 +293,12 @@ code{background:#f3f3f3;padding:1px 3px}
 """
 
 
-def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
-                 max_plots: int = DEFAULT_MAX_PLOTS, remote_root: str | None = None) -> dict:
+def write_report(
+    db_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    max_plots: int = DEFAULT_MAX_PLOTS,
+    remote_root: str | None = None,
+) -> dict:
     """Write ``regressions.html`` and ``regressions.md`` (+ ``plots/*.png``) into ``out_dir``."""
     db_path, out_dir = Path(db_path), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -269,20 +310,34 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         coverage = coverage_by_version(con)
         settings = _records(con, "select * from regression_settings")[0]
         flagged_html, flagged_md, _, flagged_total = render_table(
-            con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged")
+            con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged"
+        )
         points_html, points_md, points_shown, points_total = render_table(
-            con, "select * from regressions where verdict = 'regression' and to_version = ?",
-            _POINT_COLUMNS, "ratio desc, kernel_name, kernel_provider, x_value",
-            params=[newest.version], limit=POINT_ROWS_SHOWN, table_id="points")
+            con,
+            "select * from regressions where verdict = 'regression' and to_version = ?",
+            _POINT_COLUMNS,
+            "ratio desc, kernel_name, kernel_provider, x_value",
+            params=[newest.version],
+            limit=POINT_ROWS_SHOWN,
+            table_id="points",
+        )
         cp_html, cp_md, cp_shown, cp_total = render_table(
-            con, "select * from change_points", _CHANGE_POINT_COLUMNS,
+            con,
+            "select * from change_points",
+            _CHANGE_POINT_COLUMNS,
             "version_rank desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
-            limit=CHANGE_POINTS_SHOWN, table_id="change-points")
+            limit=CHANGE_POINTS_SHOWN,
+            table_id="change-points",
+        )
         noise_html, noise_md, noise_shown, noise_total = render_table(
-            con, "select * from noise_floor", _NOISE_COLUMNS,
+            con,
+            "select * from noise_floor",
+            _NOISE_COLUMNS,
             "case scope when 'overall' then 0 when 'metric' then 1 else 2 end, threshold desc, "
             "kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
-            limit=NOISE_GROUPS_SHOWN, table_id="noise")
+            limit=NOISE_GROUPS_SHOWN,
+            table_id="noise",
+        )
         plots = _plots(con, max_plots)
 
     plot_dir = out_dir / "plots"
@@ -299,19 +354,29 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
     settings_text = _settings_text(settings)
     headline = newest.regressions_line()
     newest_sentence = newest.sentence()
-    plotted = (f"{len(plots)} of {flagged_total:,} flagged sweeps plotted (the first {len(plots)} of the table; "
-               f"max_plots = {max_plots}).")
-    intro = ("Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
-             "reference providers normalize away machine changes.")
+    plotted = (
+        f"{len(plots)} of {flagged_total:,} flagged sweeps plotted (the first {len(plots)} of the table; "
+        f"max_plots = {max_plots})."
+    )
+    intro = (
+        "Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
+        "reference providers normalize away machine changes."
+    )
 
     md = [
         "# Liger regression report\n",
         f"Generated {generated} from `{db_path.name}`. Newest version: **{newest.version}**.\n",
-        f"**{headline}**\n", f"{newest_sentence}.\n", intro + "\n", f"Settings: {settings_text}.\n",
-        "## Coverage per version\n", coverage_md,
+        f"**{headline}**\n",
+        f"{newest_sentence}.\n",
+        intro + "\n",
+        f"Settings: {settings_text}.\n",
+        "## Coverage per version\n",
+        coverage_md,
         "\n## Flagged sweeps (newest version first, then by severity)\n",
-        plotted + "\n", flagged_md,
-        f"\n## Point-level regressions in {newest.version}\n", _capped(points_shown, points_total, "regressions"),
+        plotted + "\n",
+        flagged_md,
+        f"\n## Point-level regressions in {newest.version}\n",
+        _capped(points_shown, points_total, "regressions"),
         points_md,
         "\n## Plots\n",
     ]
@@ -323,35 +388,52 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         f"Newest version: <b>{html.escape(str(newest.version))}</b>.</p>",
         f"<p class='headline' id='headline'><b>{html.escape(headline)}</b><br>{html.escape(newest_sentence)}.</p>",
         f"<p>{html.escape(intro)}</p><p>Settings: <code>{html.escape(settings_text)}</code></p>",
-        "<h2>Coverage per version</h2>", coverage_html,
+        "<h2>Coverage per version</h2>",
+        coverage_html,
         "<h2>Flagged sweeps (newest version first, then by severity)</h2>",
-        f"<p>{html.escape(plotted)}</p>", flagged_html,
+        f"<p>{html.escape(plotted)}</p>",
+        flagged_html,
         f"<h2>Point-level regressions in {html.escape(str(newest.version))}</h2>",
-        f"<p>{html.escape(_capped(points_shown, points_total, 'regressions'))}</p>", points_html,
+        f"<p>{html.escape(_capped(points_shown, points_total, 'regressions'))}</p>",
+        points_html,
         "<h2>Plots</h2>",
     ]
     if not plots:
         md.append("_none_\n")
         html_parts.append("<p><em>none</em></p>")
     for sweep, name, png in plots:
-        title = (f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
-                 f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
-                 f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})")
-        md.append(f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
-                  f"![{title}](plots/{name})\n")
+        title = (
+            f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
+            f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
+            f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})"
+        )
+        md.append(
+            f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
+            f"![{title}](plots/{name})\n"
+        )
         b64 = base64.b64encode(png).decode()
         html_parts.append(
             f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
             f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
             f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'></figure>"
         )
-    md += ["\n## Change points\n", _capped(cp_shown, cp_total, "change_points"), cp_md,
-           "\n## Noise floor (threshold = the change a verdict must exceed)\n",
-           _capped(noise_shown, noise_total, "noise_floor"), noise_md]
-    html_parts += ["<h2>Change points</h2>", f"<p>{html.escape(_capped(cp_shown, cp_total, 'change_points'))}</p>",
-                   cp_html, "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
-                   f"<p>{html.escape(_capped(noise_shown, noise_total, 'noise_floor'))}</p>", noise_html,
-                   "</body></html>"]
+    md += [
+        "\n## Change points\n",
+        _capped(cp_shown, cp_total, "change_points"),
+        cp_md,
+        "\n## Noise floor (threshold = the change a verdict must exceed)\n",
+        _capped(noise_shown, noise_total, "noise_floor"),
+        noise_md,
+    ]
+    html_parts += [
+        "<h2>Change points</h2>",
+        f"<p>{html.escape(_capped(cp_shown, cp_total, 'change_points'))}</p>",
+        cp_html,
+        "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
+        f"<p>{html.escape(_capped(noise_shown, noise_total, 'noise_floor'))}</p>",
+        noise_html,
+        "</body></html>",
+    ]
 
     md_path, html_path = out_dir / "regressions.md", out_dir / "regressions.html"
     _atomic_write(md_path, "\n".join(md).encode())
