@@ -15,7 +15,8 @@ p20/p50/p80 multiplied by 1 + shift. Pools:
   carries real run-to-run noise, and X keeps both its runs.
 * ``split runs``: like ``copy, 3 runs``, and in one sweep in ten the new
   version has a fourth run x2 off the others; only those pairs are counted.
-  Whichever run counted would decide the answer, so no regression or improvement may be called (the verdict is `unstable`).
+  Whichever run counted would decide the answer, so no regression or improvement
+  may be called (the verdict is `unstable`).
 
 Positives: liger shifted, reference unchanged (or absent). Negatives: shift 0
 (a same-version copy) and liger shifted together with its reference (machine
