@@ -1,0 +1,155 @@
+"""The regression report, its Dagster checks and the closing summary, on a synthetic warehouse
+whose verdicts are designed (tests/fixtures/report.py): 35 regressions, one unstable sweep, a
+launch-bound sweep, and a newest version that is mostly or entirely uncompared."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from pipeline.analyze.report.queries import VersionCoverage
+from pipeline.analyze.report.write import write_report
+from tests.fixtures.report import build_report_warehouse
+
+PROJECT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def flaky_db(tmp_path_factory) -> Path:
+    return build_report_warehouse(tmp_path_factory.mktemp("report_flaky") / "liger.duckdb", flaky=True)
+
+
+@pytest.fixture(scope="module")
+def uncompared_db(tmp_path_factory) -> Path:
+    return build_report_warehouse(tmp_path_factory.mktemp("report_uncompared") / "liger.duckdb", flaky=False)
+
+
+@pytest.fixture(scope="module")
+def flaky_report(flaky_db, tmp_path_factory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("report_out")
+    return write_report(flaky_db, out, max_plots=30), out
+
+
+def _flagged_rows(html: str) -> list[str]:
+    body = re.search(r"<table id=\"flagged\">.*?<tbody>(.*?)</tbody>", html, re.S).group(1)
+    return re.findall(r"<tr>.*?</tr>", body, re.S)
+
+
+def test_plots_are_capped_and_every_flagged_sweep_is_listed_newest_first(flaky_db, flaky_report):
+    summary, tmp_path = flaky_report
+    html = (tmp_path / "regressions.html").read_text()
+    with duckdb.connect(str(flaky_db), read_only=True) as con:
+        flagged = con.execute(
+            "select count(*) from sweep_regressions where verdict in ('regression','unstable','drift','improvement')"
+        ).fetchone()[0]
+    assert flagged > 30
+    assert summary["plots"] == 30 and summary["flagged_sweeps"] == flagged
+    assert html.count("data:image/png;base64,") == 30
+    assert len(list((tmp_path / "plots").glob("*.png"))) == 30
+    rows = _flagged_rows(html)
+    assert len(rows) == flagged
+    # the newest version comes first: the unstable 0.2.0 -> 0.3.0 sweep heads the list
+    assert "flaky" in rows[0] and "unstable" in rows[0] and "0.2.0 → 0.3.0" in rows[0]
+    assert re.search(r"<td>1 / 2</td>", rows[0]), "runs per side are shown"
+    # the first max_plots rows link to their plot, the rest do not
+    assert all('href="#plot-' in r for r in rows[:30]) and not any('href="#plot-' in r for r in rows[30:])
+    assert "id='plot-30'" in html and "id='plot-31'" not in html
+
+
+def test_no_duplicated_tables_and_each_sweep_listed_once(flaky_report):
+    tmp_path = flaky_report[1]
+    html = (tmp_path / "regressions.html").read_text()
+    headings = re.findall(r"<h2>(.*?)</h2>", html)
+    assert len(headings) == len(set(headings))
+    table_ids = re.findall(r"<table id=['\"]([^'\"]+)['\"]", html)
+    assert len(table_ids) == len(set(table_ids))
+    k07 = [r for r in _flagged_rows(html) if "<td>k07</td>" in r]
+    assert len(k07) == 1
+    assert html.count("<td>k07</td>") == 1
+
+
+def test_thresholds_are_percentages_and_launch_bound_sweeps_get_a_hint(flaky_report):
+    tmp_path = flaky_report[1]
+    md = (tmp_path / "regressions.md").read_text()
+    html = (tmp_path / "regressions.html").read_text()
+    assert "±3.0 %" in md and "min_noise_floor = 3 %" in md
+    assert not re.search(r"\| 0\.030 \|", md)
+    launchy = next(r for r in _flagged_rows(html) if "<td>launchy</td>" in r)
+    assert "launch-bound?" in launchy and "torch scales" in launchy
+    assert not any("launch-bound?" in r for r in _flagged_rows(html) if "<td>launchy</td>" not in r)
+
+
+def test_coverage_section_per_version(flaky_db, flaky_report):
+    tmp_path = flaky_report[1]
+    html = (tmp_path / "regressions.html").read_text()
+    table = re.search(r"<table id='coverage'>.*?</table>", html, re.S).group(0)
+    with duckdb.connect(str(flaky_db), read_only=True) as con:
+        expected = con.execute(
+            "select liger_version, count(*), count(compared_with) from version_coverage group by 1 order by 1"
+        ).fetchall()
+    for version, series, compared in expected:
+        assert re.search(rf"<td>{re.escape(version)}</td><td>{series}</td><td>{compared}</td>", table), version
+    assert "first seen" in table or "first version" in table
+
+
+def test_nothing_compared_is_never_reported_as_no_regressions(uncompared_db, tmp_path):
+    summary = write_report(uncompared_db, tmp_path, max_plots=1)
+    md = (tmp_path / "regressions.md").read_text()
+    assert summary["newest_version"] == "0.3.0" and summary["newest_compared"] == 0
+    assert "Regressions in 0.3.0: unknown, none of its 6 series was compared" in md
+    assert "Regressions in 0.3.0: none" not in md
+
+
+def test_regressions_line_wording():
+    assert VersionCoverage("1.0", series=5, compared=0).regressions_line().startswith("Regressions in 1.0: unknown")
+    assert VersionCoverage("1.0").regressions_line().startswith("Regressions in 1.0: unknown")
+    some = VersionCoverage("1.0", series=5, compared=2, verdicts={"unchanged": 2}, reasons={"first seen": 3})
+    assert some.regressions_line() == ("Regressions in 1.0: none among 2 compared series; 3 of 5 series not compared.")
+    assert some.sentence() == "1.0: 5 series, 2 compared (2 unchanged); not compared: 3 first seen"
+
+
+def _materialize_report(db: Path, wh: Path, home: Path) -> dg.ExecuteInProcessResult:
+    from pipeline.defs.analyze import newest_version_has_no_regressions, newest_version_was_compared, regression_report
+    from pipeline.defs.resources import WarehouseResource
+
+    wh.mkdir(parents=True)
+    (wh / "liger.duckdb").write_bytes(db.read_bytes())
+    home.mkdir(parents=True)
+    with dg.DagsterInstance.local_temp(str(home)) as instance:
+        return dg.materialize(
+            [regression_report, newest_version_has_no_regressions, newest_version_was_compared],
+            resources={"warehouse": WarehouseResource(warehouse=str(wh))},
+            instance=instance,
+            run_config={"ops": {"regression_report": {"config": {"max_plots": 4}}}},
+        )
+
+
+def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
+    wh, home = tmp_path / "warehouse", tmp_path / "dagster_home"
+    result = _materialize_report(uncompared_db, wh, home)
+    assert result.success
+    checks = {c.asset_check_key.name: c for c in result.get_asset_check_evaluations()}
+    assert checks["newest_version_was_compared"].passed is False
+    assert checks["newest_version_has_no_regressions"].passed is True
+    assert len(list((wh / "reports" / "plots").glob("*.png"))) == 4
+
+    env = {**os.environ, "DAGSTER_HOME": str(home), "LIGER_WAREHOUSE": str(wh), "PYTHONPATH": str(PROJECT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli.summary"], env=env, capture_output=True, text=True, check=True, cwd=PROJECT
+    ).stdout
+    assert re.search(r"^facts:\s+\d", out, re.M)
+    assert "sources:   2  (kernelindex: 1, liger_csv: 1; 123 rows read)" in out
+    assert "quarantined rows: 1" in out
+    assert "newest version 0.3.0: 6 series, 0 compared" in out
+    assert "Regressions in 0.3.0: unknown" in out
+    assert re.search(r"^run:\s+SUCCESS", out, re.M)
+    assert "checks:    1 passed, 1 warned, 0 failed" in out
+    assert "WARN  regression_report.newest_version_was_compared: 0.3.0: 6 series, 0 compared" in out
+    assert f"report:    {wh / 'reports' / 'regressions.html'}" in out

@@ -1,0 +1,339 @@
+"""Hostile data: paths that escape data_raw, values that look like SQL, and inputs sized to exhaust
+memory (each must end as a quarantine reason). The loopback-only Dagster UI is tested in test_dagster_dev.py."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.contracts.reasons import Reason
+from pipeline.ingest.discovery import discover
+from tests.fixtures import runs as rs
+from tests.fixtures.runs import HEADER, row
+
+REPO = rs.REPO
+
+
+def test_symlink_out_of_data_raw_is_refused_and_never_read(tmp_path):
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "secret.csv").write_text(HEADER + "\n" + row("666") + "\n")
+    raw = tmp_path / "raw"
+    (raw / "liger_csv").mkdir(parents=True)
+    (raw / "liger_csv" / "ok.csv").write_text(HEADER + "\n" + row("1") + "\n")
+    (raw / "liger_csv" / "evil.csv").symlink_to(outside / "secret.csv")
+    (raw / "liger_csv" / "evil_dir").symlink_to(outside, target_is_directory=True)
+    (raw / "kernelindex").mkdir()
+    (raw / "kernelindex" / "evil.json").symlink_to("/etc/passwd")
+    sources, problems = discover(raw)
+    assert [s.source_path for s in sources] == ["liger_csv/ok.csv"]
+    assert all(p[1] == Reason.UNREADABLE_FILE for p in problems) and len(problems) >= 2
+    assert {p[0] for p in problems} >= {"liger_csv/evil.csv", "kernelindex/evil.json"}
+
+
+def test_sql_looking_values_and_paths_flow_through_as_data(tmp_path):
+    """A quote-laden data_raw path, warehouse path and field values: stored verbatim, nothing executed."""
+    from tests.conftest import materialize
+
+    evil = "x'); drop table fact_measurement; --"
+    raw = tmp_path / "raw ' ; drop"
+    (raw / "liger_csv").mkdir(parents=True)
+    (raw / "liger_csv" / "it's; --.csv").write_text(
+        HEADER + "\n" + row("1", kernel=evil, gpu='GPU"; select 1; --') + "\n" + row("2") + "\n"
+    )
+    wh = tmp_path / "wh ' quote"
+    assert materialize(raw, wh).success
+    with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from fact_measurement where kernel_name = ?", [evil]).fetchone()[0] == 1
+        assert (
+            con.execute("select count(*) from fact_measurement where gpu_name = ?", ['GPU"; select 1; --']).fetchone()[
+                0
+            ]
+            == 1
+        )
+        assert con.execute("select source_path from source").fetchone()[0] == "liger_csv/it's; --.csv"
+    # Outputs are named by content hash: nothing was written outside the warehouse directory.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([raw.name, wh.name])
+    for staged in (wh / "staging").rglob("*.parquet"):
+        assert re.fullmatch(r"(_empty_\w+|[0-9a-f]{64})\.parquet", staged.name)
+
+
+# -- SQL text: what code may paste into it ---------------------------------------------------------------
+SQL_METHODS = {"execute", "executemany", "sql", "query"}
+
+# Every expression pipeline code interpolates into SQL text (f-string, `+`, `%` or `.format`), per module.
+# Each is code-made, never data: a constant, an int(), a column list or expression built from fixed or
+# quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
+# parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
+ALLOWED_INTERPOLATIONS = {
+    "pipeline/serve/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim", "record_only"},
+    # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
+    "pipeline/common/duck.py": {"sql"},
+    # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
+    "pipeline/serve/duckdb_build.py": {
+        "listed",
+        "table",
+        "cols",
+        "STATE_TABLE",
+        "definition",
+        "vf.name",
+        "int(published.seq)",
+        "touched('d')",
+        "touched('f')",
+        "touched(table)",
+    },
+    # Report SQL is assembled from the module's own constants and column specs; values are bound.
+    "pipeline/analyze/report/write.py": {
+        "', '.join(_SWEEP_KEYS)",
+        "FLAGGED_VERDICTS",
+        "LAUNCH_FLAT_SPREAD",
+        "LAUNCH_REFERENCE_SPREAD",
+        "SEVERITY_SQL",
+        "_SAME_SWEEP",
+    },
+    "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
+    "pipeline/analyze/report/tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
+    # `make sql` runs what the user types, on a read-only connection: that is its purpose.
+    "pipeline/cli/sql_shell.py": {"sql"},
+    "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
+    "pipeline/stage/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
+    "pipeline/stage/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
+    "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
+    "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+}
+
+
+def _pieces(node: ast.expr, assigned: dict[str, list[ast.expr]], seen: frozenset = frozenset()):
+    """The non-literal parts of a SQL text expression, following names assigned in the same function."""
+    if isinstance(node, ast.Constant):
+        return
+    if isinstance(node, ast.JoinedStr):
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                yield v.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        for side in (node.left, node.right):
+            yield from (
+                _pieces(side, assigned, seen)
+                if isinstance(side, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Name))
+                else [side]
+            )
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        yield from node.args
+        yield from (k.value for k in node.keywords)
+    elif isinstance(node, ast.Name) and node.id in assigned and node.id not in seen:
+        for value in assigned[node.id]:
+            yield from _pieces(value, assigned, seen | {node.id})
+    elif isinstance(node, ast.Name):
+        yield node
+
+
+def _sql_arg(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
+    if len(call.args) > index:
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def sql_interpolations(source: str) -> list[tuple[int, str]]:
+    """(line, expression) for everything pasted into SQL text. A module-private function (``_name``, or a
+    lambda bound to a local name) that pastes one of its own parameters into SQL is a SQL sink: its
+    callers' arguments are checked instead."""
+    tree = ast.parse(source)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    lambda_names = {
+        id(n.value): n.targets[0].id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda) and isinstance(n.targets[0], ast.Name)
+    }
+    owner: dict[int, ast.AST] = {}  # each call -> its innermost enclosing function (ast.walk goes outside in)
+    for fn in [tree, *functions]:
+        for c in ast.walk(fn):
+            if isinstance(c, ast.Call):
+                owner[id(c)] = fn
+
+    def assignments(node) -> dict[str, list[ast.expr]]:
+        out: dict[str, list[ast.expr]] = {}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        out.setdefault(t.id, []).append(n.value)
+        return out
+
+    module_names = {
+        k: v
+        for k, v in assignments(tree).items()
+        if any(
+            isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == k for n in tree.body
+        )
+    }
+    # callee name -> (SQL argument index, keyword); duck.scalar(con, sql) is the project's own sink
+    sinks = dict.fromkeys(SQL_METHODS, (0, "query")) | {"scalar": (1, "sql")}
+    found: list[tuple[int, str]] = []
+    for _ in range(3):  # sinks found in one pass make more calls checkable in the next
+        found = []
+        for fn in [tree, *functions]:
+            assigned = module_names if fn is tree else {**module_names, **assignments(fn)}
+            params = [] if fn is tree else [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            name = lambda_names.get(id(fn)) if isinstance(fn, ast.Lambda) else getattr(fn, "name", None)
+            private = isinstance(fn, ast.Lambda) or (name or "").startswith("_")
+            for call in ast.walk(fn):
+                if not isinstance(call, ast.Call) or owner[id(call)] is not fn:
+                    continue
+                callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+                if callee not in sinks:
+                    continue
+                arg = _sql_arg(call, *sinks[callee])
+                for piece in _pieces(arg, assigned) if arg is not None else ():
+                    if isinstance(piece, ast.Name) and piece.id in params and private and name:
+                        offset = 1 if params[:1] == ["self"] else 0
+                        sinks.setdefault(name, (params.index(piece.id) - offset, piece.id))
+                    else:
+                        found.append((call.lineno, ast.unparse(piece)))
+    return sorted(set(found))
+
+
+def _offenders(module: str, found: list[tuple[int, str]]) -> list[tuple[str, int, str]]:
+    allowed = ALLOWED_INTERPOLATIONS.get(module, set()) | {f"Reason.{m}" for m in Reason.__members__}
+    return [(module, line, expr) for line, expr in found if expr not in allowed]
+
+
+def test_sql_scanner_catches_pasted_values():
+    snippet = """
+def load(con, value, n):
+    con.execute(f"select * from t where x = '{value}'")
+    con.execute("select * from t where x = '" + value + "'")
+    con.sql("select %s" % n)
+    text = "select * from t where y = {}".format(value)
+    con.execute(text)
+    _helper(con, f"insert into t values ('{value}')")
+
+def _helper(con, sql):
+    con.execute(f"copy ({sql}) to 'x.parquet'")
+"""
+    found = sql_interpolations(snippet)
+    assert found == [(3, "value"), (4, "value"), (5, "n"), (7, "value"), (8, "value")]
+    assert _offenders("pipeline/stage/csv_reader.py", found) == [("pipeline/stage/csv_reader.py", *f) for f in found]
+
+
+def test_pipeline_pastes_no_data_values_into_sql():
+    """Every pipeline module is scanned; each module's allow-list must match what it really pastes."""
+    offenders, unused = [], []
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        module = path.relative_to(REPO).as_posix()
+        found = sql_interpolations(path.read_text())
+        offenders += _offenders(module, found)
+        unused += [(module, e) for e in ALLOWED_INTERPOLATIONS.get(module, set()) - {e for _, e in found}]
+    assert not offenders, offenders
+    assert not unused, f"allow-list entries that match nothing (remove them): {unused}"
+
+
+# -- sizes meant to exhaust memory: staged in a subprocess whose peak RSS we read ----------------------
+# Peak RSS of the staging process itself: VmHWM belongs to its own address space (ru_maxrss would
+# carry the pytest worker's peak across fork and exec).
+STAGE_AND_MEASURE = """
+import json, re, sys
+from pathlib import Path
+import pyarrow.parquet as pq
+from pipeline.stage.csv_reader import stage_csv_file
+from pipeline.stage.kernelindex_reader import stage_kernelindex_file
+src, dest = Path(sys.argv[1]), Path(sys.argv[2])
+(stage_csv_file if src.suffix == ".csv" else stage_kernelindex_file)(src, dest)
+rows = pq.read_table(dest, columns=["location", "reason"]).to_pylist()
+hwm_kb = int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+print(json.dumps({"rows": rows, "rss_mb": hwm_kb / 1024}))
+"""
+
+
+def stage_in_subprocess(src: Path) -> tuple[list[tuple[str, str | None]], float]:
+    out = subprocess.run(
+        [sys.executable, "-c", STAGE_AND_MEASURE, str(src), str(src) + ".parquet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    return sorted((r["location"], r["reason"]) for r in res["rows"]), res["rss_mb"]
+
+
+def write_stream(path: Path, head: bytes, fill: bytes, size: int, tail: bytes) -> None:
+    chunk = fill * ((1 << 20) // len(fill))
+    with path.open("wb") as fh:
+        fh.write(head)
+        for _ in range(size // len(chunk)):
+            fh.write(chunk)
+        fh.write(tail)
+
+
+RSS_LIMIT_MB = 600  # a 1 GB line must not be held in memory
+
+
+@pytest.fixture()
+def big_dir(tmp_path):
+    yield tmp_path
+    for p in tmp_path.iterdir():
+        p.unlink()
+
+
+def test_one_gb_csv_line_is_quarantined_in_bounded_memory(big_dir):
+    src = big_dir / "big.csv"
+    write_stream(src, f"{HEADER}\n{row('1')}\nce,liger,".encode(), b"x", 1 << 30, f"\n{row('2')}\n".encode())
+    rows, rss = stage_in_subprocess(src)
+    assert rows == [("line 3", Reason.LINE_TOO_LONG), ("record 1", None), ("record 2", None)]
+    assert rss < RSS_LIMIT_MB, rss
+
+
+def test_one_gb_ndjson_line_is_quarantined_in_bounded_memory(big_dir):
+    good = json.dumps(json.loads((rs.KI_DIR / "a8e1599773300c7d.json").read_text())).encode()
+    src = big_dir / "big.ndjson"
+    write_stream(src, good + b'\n{"run": "', b"x", 1 << 30, b'"}\n' + good + b"\n")
+    rows, rss = stage_in_subprocess(src)
+    assert rows == [("line 1", None), ("line 2", Reason.LINE_TOO_LONG), ("line 3", None)]
+    assert rss < RSS_LIMIT_MB, rss
+
+
+def test_million_column_header_quarantines_file(big_dir):
+    src = big_dir / "wide.csv"
+    write_stream(src, HEADER.encode(), b",c", 2_000_000, f"\n{row('1')}\n".encode())
+    rows, rss = stage_in_subprocess(src)
+    assert rows == [("file", Reason.HEADER_TOO_WIDE)]
+    assert rss < RSS_LIMIT_MB, rss
+
+
+def test_million_field_row_is_quarantined_fast(big_dir):
+    src = big_dir / "wide_row.csv"
+    write_stream(src, f"{HEADER}\n{row('1')}\n".encode(), b"c,", 2_000_000, f"\n{row('2')}\n".encode())
+    rows, rss = stage_in_subprocess(src)
+    assert rows == [("line 3", Reason.LONG_ROW), ("record 1", None), ("record 2", None)]
+    assert rss < RSS_LIMIT_MB, rss
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ndjson"])
+def test_json_nested_1e5_deep(big_dir, suffix):
+    src = big_dir / f"deep{suffix}"
+    src.write_text('{"run":' * 100_000 + "1" + "}" * 100_000 + "\n")
+    rows, rss = stage_in_subprocess(src)
+    assert [r[1] for r in rows] == [Reason.JSON_TOO_DEEP]
+    assert rss < RSS_LIMIT_MB, rss
+
+
+def test_json_file_over_the_size_cap_is_not_read(big_dir, monkeypatch):
+    from pipeline.stage import kernelindex_reader
+
+    monkeypatch.setattr(kernelindex_reader, "MAX_JSON_FILE_BYTES", 1000)
+    src = big_dir / "big.json"
+    src.write_text("[" + ",".join(["{}"] * 1000) + "]")
+    kernelindex_reader.stage_kernelindex_file(src, big_dir / "out.parquet")
+    assert [r["reason"] for r in pq.read_table(big_dir / "out.parquet").to_pylist()] == [Reason.FILE_TOO_LARGE]
