@@ -1,0 +1,75 @@
+"""Every SQL model declares exactly what it reads, and the loader orders and refuses by those
+declarations (never by file name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from pipeline.common.sql_models import ModelError, ModelHeader, PythonModel, load_models, order_models, read_model
+from pipeline.config import SQL_DIR
+from pipeline.model.run import models as normalize_models
+from pipeline.serve.duckdb_build import analyze_models, serve_models
+
+FOLDERS = ("model", "serve", "analyze")
+
+
+def tables_read(sql: str) -> set[str]:
+    sql = sql.replace("{measurement_digest}", "'x'").replace("{record_only_extra_config}", "'x'")
+    read, ctes = set(), set()
+    for statement in sqlglot.parse(sql, read="duckdb"):
+        if statement is None:
+            continue
+        ctes |= {c.alias_or_name for c in statement.find_all(exp.CTE)}
+        read |= {t.name for t in statement.find_all(exp.Table) if t.name}
+    return read - ctes
+
+
+@pytest.mark.parametrize("path", sorted(p for f in FOLDERS for p in (SQL_DIR / f).glob("*.sql")), ids=str)
+def test_header_declares_exactly_what_the_sql_reads(path: Path):
+    model = read_model(path)
+    read = tables_read(model.sql) - set(model.header.creates) - {model.name}
+    assert read == set(model.header.depends_on), f"{path.name}: reads {sorted(read)}"
+
+
+def test_every_folder_loads_in_dependency_order():
+    for ordered in (normalize_models(), serve_models(), analyze_models()):
+        seen: set[str] = set()
+        creates = {t for m in ordered for t in m.header.creates}
+        for m in ordered:
+            assert not (set(m.header.depends_on) & creates) - seen, f"{m.name} runs before its inputs"
+            seen |= set(m.header.creates)
+
+
+def test_the_python_step_runs_between_its_sql_neighbours():
+    names = [m.name for m in normalize_models()]
+    assert names.index("derived_dimensions") < names.index("derived_objects") < names.index("dimensions")
+
+
+def _model(name: str, deps=(), creates=()) -> PythonModel:
+    return PythonModel(ModelHeader(name=name, depends_on=deps, creates=creates), run=lambda con: None)
+
+
+def test_unknown_dependency_and_cycle_and_double_creator_are_refused():
+    with pytest.raises(ModelError, match="no model creates"):
+        order_models([_model("a", deps=("nowhere",))])
+    with pytest.raises(ModelError, match="cycle"):
+        order_models([_model("a", deps=("b",)), _model("b", deps=("a",))])
+    with pytest.raises(ModelError, match="created by both"):
+        order_models([_model("a", creates=("t",)), _model("b", creates=("t",))])
+    assert [m.name for m in order_models([_model("z", deps=("a",)), _model("a")])] == ["a", "z"]
+
+
+def test_a_file_without_its_header_or_with_a_wrong_name_is_refused(tmp_path: Path):
+    (tmp_path / "plain.sql").write_text("select 1\n")
+    with pytest.raises(ModelError, match="starts with"):
+        load_models(tmp_path)
+    (tmp_path / "plain.sql").write_text("/* MODEL\nname: other\n*/\nselect 1\n")
+    with pytest.raises(ModelError, match="differs from the file name"):
+        load_models(tmp_path)
+    (tmp_path / "plain.sql").write_text("/* MODEL\nname: plain\nmaterialised: table\n*/\nselect 1\n")
+    with pytest.raises(ModelError, match="bad header"):
+        load_models(tmp_path)
