@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup run test bench dev clean schemas sql notebook spark-views dagster-instance
+.PHONY: setup lint run test bench dev clean schemas sql notebook spark-views dagster-instance
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -48,8 +48,11 @@ run: setup
 	@# the summary also names a failed step; make still exits with the run's status
 	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.cli.summary; exit $$status
 
-test: setup $(VENV)/.synced-all
+lint: $(VENV)/.synced-all
 	$(VENV)/bin/ruff check pipeline bench tests
+	$(VENV)/bin/ruff format --check --quiet pipeline bench tests
+
+test: setup lint
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.

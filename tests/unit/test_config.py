@@ -20,9 +20,15 @@ def test_defaults_are_the_projects_own_folders(monkeypatch):
 
 @pytest.mark.parametrize(
     ("var", "value"),
-    [("LIGER_LOCK_TIMEOUT_S", "abc"), ("LIGER_LOCK_TIMEOUT_S", "0"), ("LIGER_RETENTION_HOURS", "-5"),
-     ("LIGER_COMPACT_MIN_FILES", "1"), ("LIGER_WAREHOUSE", "gs://bucket/x"), ("LIGER_WAREHOUSE", "s3://"),
-     ("LIGER_WAREHOUSE", "file://otherhost/tmp/x")],
+    [
+        ("LIGER_LOCK_TIMEOUT_S", "abc"),
+        ("LIGER_LOCK_TIMEOUT_S", "0"),
+        ("LIGER_RETENTION_HOURS", "-5"),
+        ("LIGER_COMPACT_MIN_FILES", "1"),
+        ("LIGER_WAREHOUSE", "gs://bucket/x"),
+        ("LIGER_WAREHOUSE", "s3://"),
+        ("LIGER_WAREHOUSE", "file://otherhost/tmp/x"),
+    ],
 )
 def test_a_bad_value_names_its_variable(monkeypatch, var, value):
     monkeypatch.setenv(var, value)
