@@ -51,8 +51,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, datetime, timedelta
+from functools import cache, lru_cache
 from typing import Any
 
 import rfc8785
@@ -66,7 +66,7 @@ CSV_COLUMNS = (  # ligerRow: a strict object, so a missing or an extra column ma
     "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_label",
     "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name", "timestamp",
     "liger_version",
-)  # fmt: skip
+)
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
 
 # --- from import/liger/kernels.ts (MODES) -----------------------------------------------------------------
@@ -86,7 +86,7 @@ HARDWARE: dict[str, dict[str, str]] = {
     "NVIDIA B200": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
     "NVIDIA GeForce RTX 3090": {"vendor": "nvidia", "product": "NVIDIA GeForce RTX 3090", "architecture": "sm_86"},
     "NVIDIA GeForce RTX 4090": {"vendor": "nvidia", "product": "NVIDIA GeForce RTX 4090", "architecture": "sm_89"},
-}  # fmt: skip
+}
 
 # --- from import/liger/normalize.ts (PROJECTS): the software projects providers belong to ------------------
 PROJECTS: dict[str, dict[str, str]] = {
@@ -98,12 +98,12 @@ PROJECTS: dict[str, dict[str, str]] = {
                   "github": "deepspeedai/DeepSpeed"},
     "transformers": {"name": "Hugging Face Transformers", "repository": "https://github.com/huggingface/transformers",
                      "github": "huggingface/transformers"},
-}  # fmt: skip
+}
 
 # --- from import/liger/normalize.ts (PROVIDERS): kernel_provider -> implementation facts --------------------
 # Only language, licences and pip package enter the implementation's digest, so providers can share one.
 _LIGER = {"projectSlug": "liger-kernel", "language": "triton", "declared": "BSD-2-Clause",
-          "concluded": "BSD-2-Clause", "pipPackage": "liger-kernel"}  # fmt: skip
+          "concluded": "BSD-2-Clause", "pipPackage": "liger-kernel"}
 PROVIDERS: dict[str, dict[str, str]] = {
     "liger": {**_LIGER, "title": "Liger", "description": "Liger-Kernel Triton implementation."},
     "liger_fused_add_rms_norm": {**_LIGER, "title": "Liger fused",
@@ -134,7 +134,7 @@ PROVIDERS: dict[str, dict[str, str]] = {
                          "declared": "BSD-3-Clause", "role": "baseline"},
     "deepspeed_tiled": {"projectSlug": "deepspeed", "title": "DeepSpeed tiled", "language": "python",
                         "description": "DeepSpeed TiledMLP seq-sharded execution.", "declared": "Apache-2.0"},
-}  # fmt: skip
+}
 
 # --- the curated kernels: kernels.ts (first 10), kernels-extra.ts (next 13), kernels-losses.ts (last 12) ----
 # Signature arguments are (name, shape, dtype); a dtype "cfg" is the workload's float dtype ("float" in the
@@ -144,53 +144,53 @@ _MLP_IO = {
     "inputs": (("x", ("batch", "seq", "hidden"), "cfg"), ("w_gate", ("intermediate", "hidden"), "cfg"),
                ("w_up", ("intermediate", "hidden"), "cfg"), ("w_down", ("hidden", "intermediate"), "cfg")),
     "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),),
-}  # fmt: skip
+}
 _LOSS_OUT = (("loss", (1,), "cfg"),)
 _ROPE_IO = {
     "inputs": (("q", (1, "q_heads", "seq", "head_dim"), "cfg"), ("k", (1, "kv_heads", "seq", "head_dim"), "cfg")),
     "outputs": (("q_out", (1, "q_heads", "seq", "head_dim"), "cfg"),
                 ("k_out", (1, "kv_heads", "seq", "head_dim"), "cfg")),
     "derived": {"head_dim": "hidden // q_heads"},
-}  # fmt: skip
+}
 _LLAMA4_ROPE_IO = {
     "inputs": (("q", (1, "seq", "q_heads", "head_dim"), "cfg"), ("k", (1, "seq", "kv_heads", "head_dim"), "cfg")),
     "outputs": (("q_out", (1, "seq", "q_heads", "head_dim"), "cfg"),
                 ("k_out", (1, "seq", "kv_heads", "head_dim"), "cfg")),
     "derived": {"head_dim": "hidden // q_heads"},
-}  # fmt: skip
+}
 _PREFERENCE_IO = {
     "inputs": (("x", ("batch", "seq", "hidden"), "cfg"), ("weight", ("vocab", "hidden"), "cfg"),
                ("target", ("batch", "seq"), "int64")),
     "outputs": _LOSS_OUT, "bind": ("preference", {}),
-}  # fmt: skip
+}
 _DISTILL_IO = {
     "inputs": (("student_input", ("tokens", "student_hidden"), "cfg"),
                ("student_weight", ("vocab", "student_hidden"), "cfg"), ("teacher_input", ("tokens", "hidden"), "cfg"),
                ("teacher_weight", ("vocab", "hidden"), "cfg"), ("target", ("tokens",), "int64")),
     "outputs": _LOSS_OUT, "derived": {"student_hidden": "hidden // 2"}, "bind": ("distill", {}),
-}  # fmt: skip
+}
 _MTA_IO = {
     "family": "multi-token-attention",
     "inputs": (("scores", ("batch", "heads_in", "seq", "seq"), "cfg"),
                ("weight", ("heads_out", "heads_in", "k", "k"), "cfg"), ("bias", ("heads_out",), "cfg")),
     "outputs": (("y", ("batch", "heads_out", "seq", "seq"), "cfg"),), "bind": ("mta", {}),
-}  # fmt: skip
+}
 _GRPO_IO = {
     "family": "grpo",
     "inputs": (("logits", ("batch", "seq_next", "vocab"), "cfg"), ("completion_ids", ("batch", "seq"), "int64"),
                ("advantages", ("batch",), "cfg")),
     "outputs": _LOSS_OUT, "derived": {"seq_next": "seq + 1"},
-}  # fmt: skip
+}
 
 
 def _grpo_description(level: str) -> str:
     return (f"GRPO policy loss over batch×(seq+1)×vocab logits with per-sequence advantages and {level}-level "
-            "importance sampling (clip 0.2, no KL reference term).")  # fmt: skip
+            "importance sampling (clip 0.2, no KL reference term).")
 
 
 def _mta_description(activation: str) -> str:
     return (f"Multi-token attention over batch×heads_in×seq×seq scores: causal mask, {activation}, then a K×K "
-            "convolution to heads_out with bias, re-masked causally.")  # fmt: skip
+            "convolution to heads_out with bias, re-masked causally.")
 
 
 KERNELS: tuple[dict[str, Any], ...] = (
@@ -282,7 +282,8 @@ KERNELS: tuple[dict[str, Any], ...] = (
     {"csvName": "fused_moe", "slug": "liger-fused-moe", "family": "moe", "title": "Fused MoE expert MLP",
      "description": "Top-k routed mixture-of-experts silu-gated MLP: tokens×hidden activations dispatched to experts "
                     "holding fused gate/up and down projections, weighted by softmaxed router scores.",
-     "inputs": (("x", ("tokens", "hidden"), "cfg"), ("gate_up_proj", ("experts", "intermediate_double", "hidden"), "cfg"),
+     "inputs": (("x", ("tokens", "hidden"), "cfg"),
+                ("gate_up_proj", ("experts", "intermediate_double", "hidden"), "cfg"),
                 ("down_proj", ("experts", "hidden", "intermediate"), "cfg"), ("top_k_index", ("tokens", "k"), "int32"),
                 ("top_k_weights", ("tokens", "k"), "cfg")),
      "outputs": (("y", ("tokens", "hidden"), "cfg"),), "derived": {"intermediate_double": "intermediate * 2"},
@@ -377,10 +378,13 @@ KERNELS: tuple[dict[str, Any], ...] = (
     {"csvName": "fused_linear_grpo_loss_sequence", "slug": "liger-grpo-loss-sequence",
      "title": "GRPO loss, sequence-level importance sampling", "description": _grpo_description("sequence"),
      **_GRPO_IO, "bind": ("grpo", {"level": "sequence"})},
-)  # fmt: skip
+)
 
 KERNELS_BY_NAME: dict[str, dict[str, Any]] = {k["csvName"]: k for k in KERNELS}
 
+# The columns `resolve_identity` takes, in its argument order: everything of a row but its run depends on these.
+IDENTITY_COLUMNS = ("kernel_name", "kernel_operation_mode", "kernel_provider", "x_name", "x_value",
+                    "extra_benchmark_config_str", "gpu_name")
 SKIP_REASONS = ("memoryRows", "uncuratedKernels", "unknownConfig", "unknownProvider", "unknownGpu", "duplicateRows")
 
 
@@ -395,7 +399,8 @@ def canonical_json(obj: Any) -> bytes:
 
 def object_digest(api_version: str, kind: str, spec: Mapping[str, Any]) -> str:
     """`sha256:` + hex sha256 of the RFC 8785 form of `{apiVersion, kind, spec}`; metadata never counts."""
-    return "sha256:" + hashlib.sha256(canonical_json({"apiVersion": api_version, "kind": kind, "spec": spec})).hexdigest()
+    body = canonical_json({"apiVersion": api_version, "kind": kind, "spec": spec})
+    return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
 def manifest_digest(manifest: Mapping[str, Any]) -> str:
@@ -502,7 +507,7 @@ def to_utc_instant(value: str) -> str:
     if not 1 <= year <= 9999:
         raise ValueError(f"timestamp outside years 1-9999 not supported: {value}")
     # Like MakeDay, a day past the month's end rolls over (2024-02-30 -> 2024-03-01); 24:00 is the next day.
-    moment = datetime(year, month, 1, tzinfo=timezone.utc) + timedelta(
+    moment = datetime(year, month, 1, tzinfo=UTC) + timedelta(
         days=day - 1, hours=hour, minutes=minute - offset, seconds=second, milliseconds=ms
     )
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
@@ -777,7 +782,7 @@ def _bind_kto(x, x_name, c):
     if not _is(_get(c, "bias"), True) or not _is_number(beta):
         return None
     return {"axes": {"batch": x, "seq": seq, "hidden": hidden, "vocab": vocab}, "dtype": dtype,
-            "scalars": {"beta": beta}}  # fmt: skip
+            "scalars": {"beta": beta}}
 
 
 def _bind_grpo(x, x_name, c, level):
@@ -797,7 +802,7 @@ BINDERS: dict[str, Callable[..., Binding | None]] = {
     "fused_moe": _bind_fused_moe, "neighborhood_attention": _bind_neighborhood_attention, "mta": _bind_mta,
     "linear_bt": _bind_linear_bt, "distill": _bind_distill, "preference": _bind_preference, "kto": _bind_kto,
     "grpo": _bind_grpo,
-}  # fmt: skip
+}
 
 
 def bind(kernel: Mapping[str, Any], x: float, x_name: str, config: Any) -> Binding | None:
@@ -824,7 +829,7 @@ def _argument(entry: tuple) -> dict[str, Any]:
     return {"name": name, "tensor": {"shape": list(shape), "dtype": "float" if dtype == "cfg" else dtype}}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _operation_spec(csv_name: str) -> tuple[dict[str, Any], str]:
     kernel = KERNELS_BY_NAME[csv_name]
     axes: dict[str, Any] = {name: {"role": "variable", "type": "integer"} for name in _signature_axes(kernel)}
@@ -846,9 +851,9 @@ def operation_manifest(csv_name: str, commit: str = "") -> dict[str, Any]:
     metadata = {
         "name": kernel["slug"], "title": kernel["title"], "description": kernel["description"],
         "sourceRefs": [{"url": f"{LIGER_REPO_URL}/blob/{commit}/benchmark/scripts/benchmark_{csv_name}.py"}],
-    }  # fmt: skip
+    }
     return {"apiVersion": API_VERSION, "kind": "OperationSpec", "metadata": metadata,
-            "spec": _operation_spec(csv_name)[0]}  # fmt: skip
+            "spec": _operation_spec(csv_name)[0]}
 
 
 def case_key(binding: Binding) -> str:
@@ -884,7 +889,7 @@ def workload_manifest(kernel: Mapping[str, Any], operation_digest: str, binding:
     spec["correctness"] = {"comparator": "not_asserted"}
     axes_title = ", ".join(f"{axis}={js_number_to_string(value)}" for axis, value in axes.items())
     metadata = {"name": kebab(f"{kernel['slug']}-{case_key(binding)}"),
-                "title": f"{kernel['title']} · {axes_title} · {binding['dtype']}"}  # fmt: skip
+                "title": f"{kernel['title']} · {axes_title} · {binding['dtype']}"}
     return {"apiVersion": API_VERSION, "kind": "WorkloadCase", "metadata": metadata, "spec": spec}
 
 
@@ -936,9 +941,9 @@ def environment_manifest(gpu_name: str) -> dict[str, Any] | None:
     if hardware is None:
         return None
     metadata = {"name": kebab(f"liger-bench-{gpu_name}"),
-                "title": f"Liger benchmark host · {re.sub(r'^NVIDIA ', '', gpu_name)}"}  # fmt: skip
+                "title": f"Liger benchmark host · {re.sub(r'^NVIDIA ', '', gpu_name)}"}
     return {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment", "metadata": metadata,
-            "spec": {"hardware": dict(hardware), "software": {}}}  # fmt: skip
+            "spec": {"hardware": dict(hardware), "software": {}}}
 
 
 # ============================================================================================================
@@ -978,19 +983,19 @@ class Identity:
         return f"{self.kernel}/{self.case_key}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _protocol(mode: str) -> tuple[dict[str, Any], str]:
     manifest = protocol_manifest(mode)
     return manifest, manifest_digest(manifest)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _environment(gpu_name: str) -> tuple[dict[str, Any], str] | None:
     manifest = environment_manifest(gpu_name)
     return None if manifest is None else (manifest, manifest_digest(manifest))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _implementation(csv_name: str, provider: str) -> tuple[dict[str, Any], str]:
     manifest = implementation_manifest(KERNELS_BY_NAME[csv_name], provider, _operation_spec(csv_name)[1])
     return manifest, manifest_digest(manifest)
@@ -1022,7 +1027,7 @@ def _workload(csv_name: str, x_name: str, x_value: str, config_str: str) -> tupl
 def resolve_identity(
     kernel_name: str, kernel_operation_mode: str, kernel_provider: str, x_name: str, x_value: str,
     extra_benchmark_config_str: str, gpu_name: str,
-) -> Identity | Skip:  # fmt: skip
+) -> Identity | Skip:
     """The row's objects but its run, or why the row does not map: cached per distinct argument tuple.
 
     The checks and their order are `reconcileLiger`'s (the metric is checked before, the duplicate after)."""
@@ -1048,7 +1053,7 @@ def resolve_identity(
         implementation=implementation[0], implementation_digest=implementation[1],
         protocol=protocol[0], protocol_digest=protocol[1],
         environment=environment[0], environment_digest=environment[1],
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -1065,14 +1070,14 @@ class MappedRow:
         i = self.identity
         return {"runDigest": self.run_digest, "protocolDigest": i.protocol_digest,
                 "workloadDigest": i.workload_digest, "environmentDigest": i.environment_digest,
-                "implementationDigest": i.implementation_digest, "operationDigest": i.operation_digest}  # fmt: skip
+                "implementationDigest": i.implementation_digest, "operationDigest": i.operation_digest}
 
     def objects(self, commit: str = "") -> dict[str, dict[str, Any]]:
         """The six objects by kind; `commit` only goes into the OperationSpec's metadata.sourceRefs."""
         i = self.identity
         return {"OperationSpec": operation_manifest(i.kernel, commit), "WorkloadCase": i.workload,
                 "ImplementationRevision": i.implementation, "BenchmarkProtocol": i.protocol,
-                "ExecutionEnvironment": i.environment, "BenchmarkRun": self.run}  # fmt: skip
+                "ExecutionEnvironment": i.environment, "BenchmarkRun": self.run}
 
 
 def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, Any], str]:
@@ -1082,7 +1087,7 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
         raise ValueError(f"invalid median '{row['y_value_50']}'")
     spread = math.isfinite(ms20) and math.isfinite(ms80)
     mode, provider, gpu, timestamp = (row["kernel_operation_mode"], row["kernel_provider"], row["gpu_name"],
-                                      row["timestamp"])  # fmt: skip
+                                      row["timestamp"])
     kernel = KERNELS_BY_NAME[identity.kernel]
     external_id = "/".join([identity.kernel, mode, provider, kebab(gpu), identity.case_key, kebab(timestamp)])
     median = js_round(ms50 * 1_000_000)
@@ -1105,7 +1110,7 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
     if spread:
         metrics.update(ms_20=js_value(ms20), ms_80=js_value(ms80))
     spec["sourceNative"] = {"source": SOURCE_SLUG, "benchmark": f"{identity.kernel}/{mode}",
-                            "externalId": external_id, "metrics": metrics}  # fmt: skip
+                            "externalId": external_id, "metrics": metrics}
     spec["observedAt"] = to_utc_instant(timestamp.replace(" ", "T", 1))
     metadata = {
         "name": kebab(f"liger-{identity.kernel}-{mode}-{provider}-{gpu}-{identity.case_key}-{timestamp}"),
@@ -1115,14 +1120,17 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}, external_id
 
 
+def _resolve_row(row: Mapping[str, str]) -> Identity | Skip:
+    return resolve_identity(*(row[c] for c in IDENTITY_COLUMNS))
+
+
 def map_row(row: Mapping[str, str]) -> MappedRow | Skip:
     """One CSV row (column name -> string, as upstream writes it) -> its run and five objects, or a Skip.
 
     A single row cannot be a duplicate: that takes the rows before it (`map_file`)."""
     if row["metric_name"] != "speed":
         return Skip("memoryRows")
-    identity = resolve_identity(row["kernel_name"], row["kernel_operation_mode"], row["kernel_provider"],
-                                row["x_name"], row["x_value"], row["extra_benchmark_config_str"], row["gpu_name"])  # fmt: skip
+    identity = _resolve_row(row)
     if isinstance(identity, Skip):
         return identity
     try:
@@ -1164,7 +1172,7 @@ def parse_csv(text: str) -> tuple[list[dict[str, str]], list[str]]:
 
 def empty_skipped() -> dict[str, Any]:
     return {"memoryRows": 0, "uncuratedKernels": {}, "unknownConfig": {}, "unknownProvider": {}, "unknownGpu": {},
-            "duplicateRows": 0}  # fmt: skip
+            "duplicateRows": 0}
 
 
 @dataclass
@@ -1185,7 +1193,7 @@ class FileMapping:
         return {"rows": self.rows, "runs": len(self.runs), "workloads": len(self.workloads),
                 "implementations": len(self.implementations),
                 "distinctImplDigests": len(self.implementation_digests), "operations": len(self.operations),
-                "skipped": self.skipped, "issues": len(self.issues)}  # fmt: skip
+                "skipped": self.skipped, "issues": len(self.issues)}
 
 
 def map_file(rows: Iterable[Mapping[str, str]]) -> FileMapping:
@@ -1209,9 +1217,7 @@ def map_file(rows: Iterable[Mapping[str, str]]) -> FileMapping:
                 result.operations.add(row["kernel_name"])
             if mapped.reason != "issues":
                 continue
-            identity = resolve_identity(row["kernel_name"], row["kernel_operation_mode"], row["kernel_provider"],
-                                        row["x_name"], row["x_value"], row["extra_benchmark_config_str"],
-                                        row["gpu_name"])  # fmt: skip
+            identity = _resolve_row(row)
         else:
             identity = mapped.identity
         assert isinstance(identity, Identity)
