@@ -982,6 +982,10 @@ class Identity:
     def workload_key(self) -> str:
         return f"{self.kernel}/{self.case_key}"
 
+    def __hash__(self) -> int:  # the manifests are dicts; the digests and the case name them
+        return hash((self.kernel, self.case_key, self.workload_digest, self.implementation_digest,
+                     self.protocol_digest, self.environment_digest))
+
 
 @cache
 def _protocol(mode: str) -> tuple[dict[str, Any], str]:
@@ -1064,6 +1068,9 @@ class MappedRow:
     run: dict[str, Any]
     run_digest: str
     identity: Identity
+
+    def __hash__(self) -> int:
+        return hash((self.external_id, self.run_digest))
 
     @property
     def digests(self) -> dict[str, str]:
