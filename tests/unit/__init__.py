@@ -1,0 +1,1 @@
+"""Unit tests: pure modules, no warehouse."""
