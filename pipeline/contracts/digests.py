@@ -1,34 +1,39 @@
 """The digest rule, in one place.
 
-Objects (protocol, environment, workload, implementation) are hashed as
-``"sha256:" + sha256(json.dumps({apiVersion, kind, spec}, sort_keys=True,
-separators=(",", ":"), ensure_ascii=False).encode())`` -- metadata excluded.
-
-Floats are serialized the way Python's ``json.dumps`` does (``repr``: the shortest
-string that round-trips, e.g. ``5.2e-05``). orjson would write ``5.2e-5`` and yield a
-different digest, so every digest in this project goes through :func:`canonical_json`.
+Objects (every kernelindex kind) are hashed as KernelIndex hashes them:
+``"sha256:" + sha256(RFC 8785 canonical JSON of {apiVersion, kind, spec})``, metadata excluded.
+RFC 8785 (the `rfc8785` package) writes numbers as ECMAScript does (``1e-6`` -> ``0.000001``,
+``25.0`` -> ``25``) and sorts keys by UTF-16 code units; ``json.dumps`` does neither, and gave
+other digests. Every canonical form in this project -- objects, and the configs inside the
+measurement identity -- is this one.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+from collections.abc import Mapping
 from typing import Any
 
+import rfc8785
+
 SHA_PREFIX = "sha256:"
+CanonicalizationError = rfc8785.CanonicalizationError
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """RFC 8785 (JCS) bytes; raises `CanonicalizationError` (a ValueError) for NaN, Infinity and
+    integers beyond 2**53, which JSON cannot carry exactly."""
+    return rfc8785.dumps(value)
 
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return canonical_bytes(value).decode("utf-8")
 
 
-def sha256_text(text: str) -> str:
-    return SHA_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def object_digest(obj: dict[str, Any]) -> str:
+def object_digest(obj: Mapping[str, Any]) -> str:
     """Digest of a kernelindex object (run/protocol/environment/...): metadata is not part of it."""
-    return sha256_text(canonical_json({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]}))
+    body = canonical_bytes({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]})
+    return SHA_PREFIX + hashlib.sha256(body).hexdigest()
 
 
 # Identity of a measurement. Null fields are written as U+0000 so they never collide with "".

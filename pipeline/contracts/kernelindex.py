@@ -44,7 +44,6 @@ letters); timestamps without a zone are UTC and print as `toISOString()` (`...T2
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -55,7 +54,8 @@ from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
 from typing import Any
 
-import rfc8785
+from pipeline.contracts.digests import canonical_bytes as canonical_json
+from pipeline.contracts.digests import object_digest as manifest_digest
 
 API_VERSION = "kernelindex.dev/v1alpha1"
 
@@ -63,8 +63,20 @@ API_VERSION = "kernelindex.dev/v1alpha1"
 LIGER_REPO_URL = "https://github.com/linkedin/Liger-Kernel"
 SOURCE_SLUG = "liger-kernel-bench"  # LIGER_SOURCE.slug
 CSV_COLUMNS = (  # ligerRow: a strict object, so a missing or an extra column makes the row a parse issue
-    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name", "x_label",
-    "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str", "gpu_name", "timestamp",
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_label",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
     "liger_version",
 )
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
@@ -78,10 +90,18 @@ MODES = {
 
 # --- from import/liger/normalize.ts (HARDWARE): GPU name as the CSV writes it -> hardware spec ---------------
 HARDWARE: dict[str, dict[str, str]] = {
-    "NVIDIA A100-SXM4-80GB": {"vendor": "nvidia", "product": "NVIDIA A100", "architecture": "sm_80",
-                              "formFactor": "SXM4-80GB"},
-    "NVIDIA H100 80GB HBM3": {"vendor": "nvidia", "product": "NVIDIA H100", "architecture": "sm_90",
-                              "formFactor": "80GB HBM3"},
+    "NVIDIA A100-SXM4-80GB": {
+        "vendor": "nvidia",
+        "product": "NVIDIA A100",
+        "architecture": "sm_80",
+        "formFactor": "SXM4-80GB",
+    },
+    "NVIDIA H100 80GB HBM3": {
+        "vendor": "nvidia",
+        "product": "NVIDIA H100",
+        "architecture": "sm_90",
+        "formFactor": "80GB HBM3",
+    },
     "NVIDIA H100 PCIe": {"vendor": "nvidia", "product": "NVIDIA H100", "architecture": "sm_90", "formFactor": "PCIe"},
     "NVIDIA B200": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
     "NVIDIA GeForce RTX 3090": {"vendor": "nvidia", "product": "NVIDIA GeForce RTX 3090", "architecture": "sm_86"},
@@ -92,48 +112,107 @@ HARDWARE: dict[str, dict[str, str]] = {
 PROJECTS: dict[str, dict[str, str]] = {
     "liger-kernel": {"name": "Liger-Kernel", "repository": LIGER_REPO_URL, "github": "linkedin/Liger-Kernel"},
     "pytorch": {"name": "PyTorch", "repository": "https://github.com/pytorch/pytorch", "github": "pytorch/pytorch"},
-    "megatron-lm": {"name": "NVIDIA Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM",
-                    "github": "NVIDIA/Megatron-LM"},
-    "deepspeed": {"name": "DeepSpeed", "repository": "https://github.com/deepspeedai/DeepSpeed",
-                  "github": "deepspeedai/DeepSpeed"},
-    "transformers": {"name": "Hugging Face Transformers", "repository": "https://github.com/huggingface/transformers",
-                     "github": "huggingface/transformers"},
+    "megatron-lm": {
+        "name": "NVIDIA Megatron-LM",
+        "repository": "https://github.com/NVIDIA/Megatron-LM",
+        "github": "NVIDIA/Megatron-LM",
+    },
+    "deepspeed": {
+        "name": "DeepSpeed",
+        "repository": "https://github.com/deepspeedai/DeepSpeed",
+        "github": "deepspeedai/DeepSpeed",
+    },
+    "transformers": {
+        "name": "Hugging Face Transformers",
+        "repository": "https://github.com/huggingface/transformers",
+        "github": "huggingface/transformers",
+    },
 }
 
 # --- from import/liger/normalize.ts (PROVIDERS): kernel_provider -> implementation facts --------------------
 # Only language, licences and pip package enter the implementation's digest, so providers can share one.
-_LIGER = {"projectSlug": "liger-kernel", "language": "triton", "declared": "BSD-2-Clause",
-          "concluded": "BSD-2-Clause", "pipPackage": "liger-kernel"}
+_LIGER = {
+    "projectSlug": "liger-kernel",
+    "language": "triton",
+    "declared": "BSD-2-Clause",
+    "concluded": "BSD-2-Clause",
+    "pipPackage": "liger-kernel",
+}
 PROVIDERS: dict[str, dict[str, str]] = {
     "liger": {**_LIGER, "title": "Liger", "description": "Liger-Kernel Triton implementation."},
-    "liger_fused_add_rms_norm": {**_LIGER, "title": "Liger fused",
-                                 "description": "Liger-Kernel fused add + RMSNorm Triton implementation."},
-    "liger_rms_norm": {**_LIGER, "title": "Liger unfused",
-                       "description": "Residual add in PyTorch followed by the Liger RMSNorm Triton kernel "
-                                      "(unfused baseline)."},
-    "huggingface": {"projectSlug": "transformers", "title": "Transformers", "language": "python",
-                    "description": "Hugging Face Transformers reference module.", "declared": "Apache-2.0",
-                    "role": "baseline"},
-    "torch": {"projectSlug": "pytorch", "title": "PyTorch", "language": "python",
-              "description": "PyTorch reference module.", "declared": "BSD-3-Clause", "role": "baseline"},
-    "torch_compile": {"projectSlug": "pytorch", "title": "torch.compile", "language": "python",
-                      "description": "PyTorch reference module compiled with torch.compile.",
-                      "declared": "BSD-3-Clause"},
-    "liger_in_place": {**_LIGER, "title": "Liger in-place",
-                       "description": "Liger-Kernel Triton implementation, in-place variant."},
-    "liger_tiled": {**_LIGER, "title": "Liger tiled",
-                    "description": "Liger-Kernel MLP under seq-sharded tiled execution (same computation, "
-                                   "chunked over the sequence)."},
-    "megatron": {"projectSlug": "megatron-lm", "title": "Megatron", "language": "python",
-                 "description": "Megatron-Core module for the benchmarked operation.", "declared": "BSD-3-Clause"},
-    "megatron-fused": {"projectSlug": "megatron-lm", "title": "Megatron fused", "language": "python",
-                       "description": "Megatron-Core fused_vocab_parallel_cross_entropy (fused kernel path).",
-                       "declared": "BSD-3-Clause"},
-    "megatron-unfused": {"projectSlug": "megatron-lm", "title": "Megatron unfused", "language": "python",
-                         "description": "Megatron-Core vocab_parallel_cross_entropy (unfused reference path).",
-                         "declared": "BSD-3-Clause", "role": "baseline"},
-    "deepspeed_tiled": {"projectSlug": "deepspeed", "title": "DeepSpeed tiled", "language": "python",
-                        "description": "DeepSpeed TiledMLP seq-sharded execution.", "declared": "Apache-2.0"},
+    "liger_fused_add_rms_norm": {
+        **_LIGER,
+        "title": "Liger fused",
+        "description": "Liger-Kernel fused add + RMSNorm Triton implementation.",
+    },
+    "liger_rms_norm": {
+        **_LIGER,
+        "title": "Liger unfused",
+        "description": "Residual add in PyTorch followed by the Liger RMSNorm Triton kernel (unfused baseline).",
+    },
+    "huggingface": {
+        "projectSlug": "transformers",
+        "title": "Transformers",
+        "language": "python",
+        "description": "Hugging Face Transformers reference module.",
+        "declared": "Apache-2.0",
+        "role": "baseline",
+    },
+    "torch": {
+        "projectSlug": "pytorch",
+        "title": "PyTorch",
+        "language": "python",
+        "description": "PyTorch reference module.",
+        "declared": "BSD-3-Clause",
+        "role": "baseline",
+    },
+    "torch_compile": {
+        "projectSlug": "pytorch",
+        "title": "torch.compile",
+        "language": "python",
+        "description": "PyTorch reference module compiled with torch.compile.",
+        "declared": "BSD-3-Clause",
+    },
+    "liger_in_place": {
+        **_LIGER,
+        "title": "Liger in-place",
+        "description": "Liger-Kernel Triton implementation, in-place variant.",
+    },
+    "liger_tiled": {
+        **_LIGER,
+        "title": "Liger tiled",
+        "description": "Liger-Kernel MLP under seq-sharded tiled execution (same computation, "
+        "chunked over the sequence).",
+    },
+    "megatron": {
+        "projectSlug": "megatron-lm",
+        "title": "Megatron",
+        "language": "python",
+        "description": "Megatron-Core module for the benchmarked operation.",
+        "declared": "BSD-3-Clause",
+    },
+    "megatron-fused": {
+        "projectSlug": "megatron-lm",
+        "title": "Megatron fused",
+        "language": "python",
+        "description": "Megatron-Core fused_vocab_parallel_cross_entropy (fused kernel path).",
+        "declared": "BSD-3-Clause",
+    },
+    "megatron-unfused": {
+        "projectSlug": "megatron-lm",
+        "title": "Megatron unfused",
+        "language": "python",
+        "description": "Megatron-Core vocab_parallel_cross_entropy (unfused reference path).",
+        "declared": "BSD-3-Clause",
+        "role": "baseline",
+    },
+    "deepspeed_tiled": {
+        "projectSlug": "deepspeed",
+        "title": "DeepSpeed tiled",
+        "language": "python",
+        "description": "DeepSpeed TiledMLP seq-sharded execution.",
+        "declared": "Apache-2.0",
+    },
 }
 
 # --- the curated kernels: kernels.ts (first 10), kernels-extra.ts (next 13), kernels-losses.ts (last 12) ----
@@ -141,250 +220,512 @@ PROVIDERS: dict[str, dict[str, str]] = {
 # OperationSpec). "bind" names a binder below and its parameters: the binders are code, as in the TS.
 _ROWS_HIDDEN_IO = {"inputs": (("x", ("rows", "hidden"), "cfg"),), "outputs": (("y", ("rows", "hidden"), "cfg"),)}
 _MLP_IO = {
-    "inputs": (("x", ("batch", "seq", "hidden"), "cfg"), ("w_gate", ("intermediate", "hidden"), "cfg"),
-               ("w_up", ("intermediate", "hidden"), "cfg"), ("w_down", ("hidden", "intermediate"), "cfg")),
+    "inputs": (
+        ("x", ("batch", "seq", "hidden"), "cfg"),
+        ("w_gate", ("intermediate", "hidden"), "cfg"),
+        ("w_up", ("intermediate", "hidden"), "cfg"),
+        ("w_down", ("hidden", "intermediate"), "cfg"),
+    ),
     "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),),
 }
 _LOSS_OUT = (("loss", (1,), "cfg"),)
 _ROPE_IO = {
     "inputs": (("q", (1, "q_heads", "seq", "head_dim"), "cfg"), ("k", (1, "kv_heads", "seq", "head_dim"), "cfg")),
-    "outputs": (("q_out", (1, "q_heads", "seq", "head_dim"), "cfg"),
-                ("k_out", (1, "kv_heads", "seq", "head_dim"), "cfg")),
+    "outputs": (
+        ("q_out", (1, "q_heads", "seq", "head_dim"), "cfg"),
+        ("k_out", (1, "kv_heads", "seq", "head_dim"), "cfg"),
+    ),
     "derived": {"head_dim": "hidden // q_heads"},
 }
 _LLAMA4_ROPE_IO = {
     "inputs": (("q", (1, "seq", "q_heads", "head_dim"), "cfg"), ("k", (1, "seq", "kv_heads", "head_dim"), "cfg")),
-    "outputs": (("q_out", (1, "seq", "q_heads", "head_dim"), "cfg"),
-                ("k_out", (1, "seq", "kv_heads", "head_dim"), "cfg")),
+    "outputs": (
+        ("q_out", (1, "seq", "q_heads", "head_dim"), "cfg"),
+        ("k_out", (1, "seq", "kv_heads", "head_dim"), "cfg"),
+    ),
     "derived": {"head_dim": "hidden // q_heads"},
 }
 _PREFERENCE_IO = {
-    "inputs": (("x", ("batch", "seq", "hidden"), "cfg"), ("weight", ("vocab", "hidden"), "cfg"),
-               ("target", ("batch", "seq"), "int64")),
-    "outputs": _LOSS_OUT, "bind": ("preference", {}),
+    "inputs": (
+        ("x", ("batch", "seq", "hidden"), "cfg"),
+        ("weight", ("vocab", "hidden"), "cfg"),
+        ("target", ("batch", "seq"), "int64"),
+    ),
+    "outputs": _LOSS_OUT,
+    "bind": ("preference", {}),
 }
 _DISTILL_IO = {
-    "inputs": (("student_input", ("tokens", "student_hidden"), "cfg"),
-               ("student_weight", ("vocab", "student_hidden"), "cfg"), ("teacher_input", ("tokens", "hidden"), "cfg"),
-               ("teacher_weight", ("vocab", "hidden"), "cfg"), ("target", ("tokens",), "int64")),
-    "outputs": _LOSS_OUT, "derived": {"student_hidden": "hidden // 2"}, "bind": ("distill", {}),
+    "inputs": (
+        ("student_input", ("tokens", "student_hidden"), "cfg"),
+        ("student_weight", ("vocab", "student_hidden"), "cfg"),
+        ("teacher_input", ("tokens", "hidden"), "cfg"),
+        ("teacher_weight", ("vocab", "hidden"), "cfg"),
+        ("target", ("tokens",), "int64"),
+    ),
+    "outputs": _LOSS_OUT,
+    "derived": {"student_hidden": "hidden // 2"},
+    "bind": ("distill", {}),
 }
 _MTA_IO = {
     "family": "multi-token-attention",
-    "inputs": (("scores", ("batch", "heads_in", "seq", "seq"), "cfg"),
-               ("weight", ("heads_out", "heads_in", "k", "k"), "cfg"), ("bias", ("heads_out",), "cfg")),
-    "outputs": (("y", ("batch", "heads_out", "seq", "seq"), "cfg"),), "bind": ("mta", {}),
+    "inputs": (
+        ("scores", ("batch", "heads_in", "seq", "seq"), "cfg"),
+        ("weight", ("heads_out", "heads_in", "k", "k"), "cfg"),
+        ("bias", ("heads_out",), "cfg"),
+    ),
+    "outputs": (("y", ("batch", "heads_out", "seq", "seq"), "cfg"),),
+    "bind": ("mta", {}),
 }
 _GRPO_IO = {
     "family": "grpo",
-    "inputs": (("logits", ("batch", "seq_next", "vocab"), "cfg"), ("completion_ids", ("batch", "seq"), "int64"),
-               ("advantages", ("batch",), "cfg")),
-    "outputs": _LOSS_OUT, "derived": {"seq_next": "seq + 1"},
+    "inputs": (
+        ("logits", ("batch", "seq_next", "vocab"), "cfg"),
+        ("completion_ids", ("batch", "seq"), "int64"),
+        ("advantages", ("batch",), "cfg"),
+    ),
+    "outputs": _LOSS_OUT,
+    "derived": {"seq_next": "seq + 1"},
 }
 
 
 def _grpo_description(level: str) -> str:
-    return (f"GRPO policy loss over batch×(seq+1)×vocab logits with per-sequence advantages and {level}-level "
-            "importance sampling (clip 0.2, no KL reference term).")
+    return (
+        f"GRPO policy loss over batch×(seq+1)×vocab logits with per-sequence advantages and {level}-level "
+        "importance sampling (clip 0.2, no KL reference term)."
+    )
 
 
 def _mta_description(activation: str) -> str:
-    return (f"Multi-token attention over batch×heads_in×seq×seq scores: causal mask, {activation}, then a K×K "
-            "convolution to heads_out with bias, re-masked causally.")
+    return (
+        f"Multi-token attention over batch×heads_in×seq×seq scores: causal mask, {activation}, then a K×K "
+        "convolution to heads_out with bias, re-masked causally."
+    )
 
 
 KERNELS: tuple[dict[str, Any], ...] = (
     # kernels.ts
-    {"csvName": "rms_norm", "slug": "liger-rms-norm", "family": "rmsnorm", "title": "RMSNorm",
-     "description": "Root-mean-square normalization of a rows×hidden activation with a learned hidden-size weight.",
-     "inputs": (("x", ("rows", "hidden"), "cfg"), ("weight", ("hidden",), "cfg")),
-     "outputs": (("y", ("rows", "hidden"), "cfg"),), "bind": ("rows_hidden", {"with_eps": True})},
-    {"csvName": "fused_add_rms_norm", "slug": "liger-fused-add-rms-norm", "family": "rmsnorm",
-     "title": "Fused add + RMSNorm",
-     "description": "Residual add followed by RMSNorm, returning the normalized activation and the post-add residual.",
-     "inputs": (("x", ("rows", "hidden"), "cfg"), ("residual", ("rows", "hidden"), "cfg"),
-                ("weight", ("hidden",), "cfg")),
-     "outputs": (("y", ("rows", "hidden"), "cfg"), ("residual_out", ("rows", "hidden"), "cfg")),
-     "bind": ("rows_hidden", {"with_eps": True})},
-    {"csvName": "layer_norm", "slug": "liger-layer-norm", "family": "layernorm", "title": "LayerNorm",
-     "description": "Layer normalization of a rows×hidden activation with learned weight and bias.",
-     "inputs": (("x", ("rows", "hidden"), "cfg"), ("weight", ("hidden",), "cfg"), ("bias", ("hidden",), "cfg")),
-     "outputs": (("y", ("rows", "hidden"), "cfg"),), "bind": ("rows_hidden", {"with_eps": True})},
-    {"csvName": "softmax", "slug": "liger-softmax", "family": "softmax", "title": "Softmax",
-     "description": "Softmax over the last dimension of a rows×hidden tensor.",
-     **_ROWS_HIDDEN_IO, "bind": ("rows_hidden", {"with_eps": False})},
-    {"csvName": "cross_entropy", "slug": "liger-cross-entropy", "family": "cross-entropy",
-     "title": "Cross-entropy loss",
-     "description": "Cross-entropy loss over tokens×vocab logits against integer targets; the benchmark generates "
-                    "fp32 logits.",
-     "inputs": (("logits", ("tokens", "vocab"), "cfg"), ("target", ("tokens",), "int64")),
-     "outputs": _LOSS_OUT, "bind": ("tokens_vocab", {})},
-    {"csvName": "jsd", "slug": "liger-jsd", "family": "jsd", "title": "Jensen-Shannon divergence loss",
-     "description": "Generalized JSD between student and teacher log-probabilities over tokens×vocab; the benchmark "
-                    "generates fp32 log-probs.",
-     "inputs": (("student_log_probs", ("tokens", "vocab"), "cfg"), ("teacher_log_probs", ("tokens", "vocab"), "cfg")),
-     "outputs": _LOSS_OUT, "bind": ("jsd", {})},
-    {"csvName": "embedding", "slug": "liger-embedding", "family": "embedding", "title": "Embedding lookup",
-     "description": "Embedding table lookup: batch×seq integer ids gathered from a vocab×hidden weight.",
-     "inputs": (("input_ids", ("batch", "seq"), "int64"), ("weight", ("vocab", "hidden"), "cfg")),
-     "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),), "bind": ("embedding", {})},
-    {"csvName": "rope", "slug": "liger-rope", "family": "rope", "title": "Rotary position embedding",
-     "description": "Rotary position embedding applied to query and key tensors (batch 1, Llama-style head layout).",
-     **_ROPE_IO, "bind": ("rope", {})},
-    {"csvName": "swiglu", "slug": "liger-swiglu", "family": "swiglu", "title": "SwiGLU MLP",
-     "description": "Llama-style SwiGLU MLP: silu(x·Wgate)·(x·Wup) projected back down, over batch×seq×hidden "
-                    "activations.",
-     **_MLP_IO, "bind": ("mlp", {"batch_key": "B", "act": "silu"})},
-    {"csvName": "geglu", "slug": "liger-geglu", "family": "geglu", "title": "GeGLU MLP",
-     "description": "GeGLU MLP (tanh-approximated GELU gate) over batch×seq×hidden activations.",
-     **_MLP_IO, "bind": ("mlp", {"batch_key": "bsz", "act": "gelu_pytorch_tanh"})},
+    {
+        "csvName": "rms_norm",
+        "slug": "liger-rms-norm",
+        "family": "rmsnorm",
+        "title": "RMSNorm",
+        "description": "Root-mean-square normalization of a rows×hidden activation with a learned hidden-size weight.",
+        "inputs": (("x", ("rows", "hidden"), "cfg"), ("weight", ("hidden",), "cfg")),
+        "outputs": (("y", ("rows", "hidden"), "cfg"),),
+        "bind": ("rows_hidden", {"with_eps": True}),
+    },
+    {
+        "csvName": "fused_add_rms_norm",
+        "slug": "liger-fused-add-rms-norm",
+        "family": "rmsnorm",
+        "title": "Fused add + RMSNorm",
+        "description": "Residual add followed by RMSNorm, returning the normalized activation and the post-add "
+        "residual.",
+        "inputs": (
+            ("x", ("rows", "hidden"), "cfg"),
+            ("residual", ("rows", "hidden"), "cfg"),
+            ("weight", ("hidden",), "cfg"),
+        ),
+        "outputs": (("y", ("rows", "hidden"), "cfg"), ("residual_out", ("rows", "hidden"), "cfg")),
+        "bind": ("rows_hidden", {"with_eps": True}),
+    },
+    {
+        "csvName": "layer_norm",
+        "slug": "liger-layer-norm",
+        "family": "layernorm",
+        "title": "LayerNorm",
+        "description": "Layer normalization of a rows×hidden activation with learned weight and bias.",
+        "inputs": (("x", ("rows", "hidden"), "cfg"), ("weight", ("hidden",), "cfg"), ("bias", ("hidden",), "cfg")),
+        "outputs": (("y", ("rows", "hidden"), "cfg"),),
+        "bind": ("rows_hidden", {"with_eps": True}),
+    },
+    {
+        "csvName": "softmax",
+        "slug": "liger-softmax",
+        "family": "softmax",
+        "title": "Softmax",
+        "description": "Softmax over the last dimension of a rows×hidden tensor.",
+        **_ROWS_HIDDEN_IO,
+        "bind": ("rows_hidden", {"with_eps": False}),
+    },
+    {
+        "csvName": "cross_entropy",
+        "slug": "liger-cross-entropy",
+        "family": "cross-entropy",
+        "title": "Cross-entropy loss",
+        "description": "Cross-entropy loss over tokens×vocab logits against integer targets; the benchmark generates "
+        "fp32 logits.",
+        "inputs": (("logits", ("tokens", "vocab"), "cfg"), ("target", ("tokens",), "int64")),
+        "outputs": _LOSS_OUT,
+        "bind": ("tokens_vocab", {}),
+    },
+    {
+        "csvName": "jsd",
+        "slug": "liger-jsd",
+        "family": "jsd",
+        "title": "Jensen-Shannon divergence loss",
+        "description": "Generalized JSD between student and teacher log-probabilities over tokens×vocab; the benchmark "
+        "generates fp32 log-probs.",
+        "inputs": (
+            ("student_log_probs", ("tokens", "vocab"), "cfg"),
+            ("teacher_log_probs", ("tokens", "vocab"), "cfg"),
+        ),
+        "outputs": _LOSS_OUT,
+        "bind": ("jsd", {}),
+    },
+    {
+        "csvName": "embedding",
+        "slug": "liger-embedding",
+        "family": "embedding",
+        "title": "Embedding lookup",
+        "description": "Embedding table lookup: batch×seq integer ids gathered from a vocab×hidden weight.",
+        "inputs": (("input_ids", ("batch", "seq"), "int64"), ("weight", ("vocab", "hidden"), "cfg")),
+        "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),),
+        "bind": ("embedding", {}),
+    },
+    {
+        "csvName": "rope",
+        "slug": "liger-rope",
+        "family": "rope",
+        "title": "Rotary position embedding",
+        "description": "Rotary position embedding applied to query and key tensors (batch 1, Llama-style head layout).",
+        **_ROPE_IO,
+        "bind": ("rope", {}),
+    },
+    {
+        "csvName": "swiglu",
+        "slug": "liger-swiglu",
+        "family": "swiglu",
+        "title": "SwiGLU MLP",
+        "description": "Llama-style SwiGLU MLP: silu(x·Wgate)·(x·Wup) projected back down, over batch×seq×hidden "
+        "activations.",
+        **_MLP_IO,
+        "bind": ("mlp", {"batch_key": "B", "act": "silu"}),
+    },
+    {
+        "csvName": "geglu",
+        "slug": "liger-geglu",
+        "family": "geglu",
+        "title": "GeGLU MLP",
+        "description": "GeGLU MLP (tanh-approximated GELU gate) over batch×seq×hidden activations.",
+        **_MLP_IO,
+        "bind": ("mlp", {"batch_key": "bsz", "act": "gelu_pytorch_tanh"}),
+    },
     # kernels-extra.ts
-    {"csvName": "relu_squared", "slug": "liger-relu-squared", "family": "relu-squared", "title": "ReLU squared",
-     "description": "Elementwise relu(x)^2 activation over a rows×hidden tensor; the benchmark sweeps the hidden "
-                    "size.",
-     **_ROWS_HIDDEN_IO, "bind": ("relu_squared", {})},
-    {"csvName": "group_norm", "slug": "liger-group-norm", "family": "groupnorm", "title": "GroupNorm",
-     "description": "Group normalization of a batch×channels×hidden tensor with affine channel weight and bias; "
-                    "groups = channels / channels_per_group.",
-     "inputs": (("x", ("batch", "channels", "hidden"), "cfg"), ("weight", ("channels",), "cfg"),
-                ("bias", ("channels",), "cfg")),
-     "outputs": (("y", ("batch", "channels", "hidden"), "cfg"),),
-     "derived": {"groups": "channels // channels_per_group"}, "bind": ("group_norm", {})},
-    {"csvName": "sparsemax", "slug": "liger-sparsemax", "family": "sparsemax", "title": "Sparsemax",
-     "description": "Sparsemax projection over the last dimension of a tokens×features tensor.",
-     "inputs": (("x", ("tokens", "features"), "cfg"),), "outputs": (("y", ("tokens", "features"), "cfg"),),
-     "bind": ("sparsemax", {})},
-    {"csvName": "llama4_rope", "slug": "liger-llama4-rope", "family": "rope",
-     "title": "Llama 4 rotary position embedding",
-     "description": "Llama-4-style rotary embedding applied to query and key tensors in batch×seq×heads×head_dim "
-                    "layout (batch 1, complex-frequency formulation).",
-     **_LLAMA4_ROPE_IO, "bind": ("rope", {})},
-    {"csvName": "megatron_rms_norm", "slug": "liger-megatron-rms-norm", "family": "rmsnorm",
-     "title": "RMSNorm, Megatron layout",
-     "description": "RMSNorm over the hidden dimension of a seq×batch×hidden activation (Megatron sbh layout) with a "
-                    "learned hidden-size weight; the benchmark runs bf16.",
-     "inputs": (("x", ("seq", "batch", "hidden"), "cfg"), ("weight", ("hidden",), "cfg")),
-     "outputs": (("y", ("seq", "batch", "hidden"), "cfg"),), "bind": ("megatron_rms_norm", {})},
-    {"csvName": "megatron_swiglu", "slug": "liger-megatron-swiglu", "family": "swiglu",
-     "title": "SwiGLU activation, Megatron layout",
-     "description": "SwiGLU activation over a seq×batch×(2·ffn) tensor: chunk in two on the last dimension, "
-                    "silu(gate)·up. The projections are outside the timed region; the benchmark runs bf16 and sweeps "
-                    "the per-rank FFN size.",
-     "inputs": (("y", ("seq", "batch", "ffn_double"), "cfg"),), "outputs": (("out", ("seq", "batch", "ffn"), "cfg"),),
-     "derived": {"ffn_double": "ffn * 2"}, "bind": ("megatron_swiglu", {})},
-    {"csvName": "megatron_cross_entropy", "slug": "liger-megatron-cross-entropy", "family": "cross-entropy",
-     "title": "Vocab-parallel cross-entropy, Megatron layout",
-     "description": "Vocab-parallel cross-entropy over seq×batch×vocab bf16 logits against integer targets, "
-                    "returning per-token fp32 losses. Only TP=1 rows import; sharded-vocab rows would change the "
-                    "local logits shape.",
-     "inputs": (("logits", ("seq", "batch", "vocab"), "cfg"), ("target", ("seq", "batch"), "int64")),
-     "outputs": (("loss", ("seq", "batch"), "fp32"),), "bind": ("megatron_cross_entropy", {})},
-    {"csvName": "fused_moe", "slug": "liger-fused-moe", "family": "moe", "title": "Fused MoE expert MLP",
-     "description": "Top-k routed mixture-of-experts silu-gated MLP: tokens×hidden activations dispatched to experts "
-                    "holding fused gate/up and down projections, weighted by softmaxed router scores.",
-     "inputs": (("x", ("tokens", "hidden"), "cfg"),
-                ("gate_up_proj", ("experts", "intermediate_double", "hidden"), "cfg"),
-                ("down_proj", ("experts", "hidden", "intermediate"), "cfg"), ("top_k_index", ("tokens", "k"), "int32"),
-                ("top_k_weights", ("tokens", "k"), "cfg")),
-     "outputs": (("y", ("tokens", "hidden"), "cfg"),), "derived": {"intermediate_double": "intermediate * 2"},
-     "bind": ("fused_moe", {})},
-    {"csvName": "fused_neighborhood_attention", "slug": "liger-fused-neighborhood-attention",
-     "family": "neighborhood-attention", "title": "Fused neighborhood attention",
-     "description": "Neighborhood attention module over batch×seq×hidden states: q/k/v projections, banded "
-                    "(kernel_size, dilation) softmax attention, and output projection — the projections are inside "
-                    "the timed module.",
-     "inputs": (("hidden_states", ("batch", "seq", "hidden"), "cfg"), ("q_weight", ("hidden", "hidden"), "cfg"),
-                ("k_weight", ("hidden", "hidden"), "cfg"), ("v_weight", ("hidden", "hidden"), "cfg"),
-                ("out_weight", ("hidden", "hidden"), "cfg"), ("q_bias", ("hidden",), "cfg"),
-                ("k_bias", ("hidden",), "cfg"), ("v_bias", ("hidden",), "cfg"), ("out_bias", ("hidden",), "cfg")),
-     "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),), "derived": {"head_dim": "hidden // heads"},
-     "bind": ("neighborhood_attention", {})},
-    {"csvName": "multi_token_attention", "slug": "liger-multi-token-attention", "title": "Multi-token attention",
-     "description": _mta_description("softmax"), **_MTA_IO},
-    {"csvName": "sparse_multi_token_attention", "slug": "liger-sparse-multi-token-attention",
-     "title": "Sparse multi-token attention", "description": _mta_description("sparsemax"), **_MTA_IO},
-    {"csvName": "tiled_swiglu", "slug": "liger-tiled-swiglu", "family": "swiglu",
-     "title": "SwiGLU MLP (tiled benchmark)",
-     "description": "Llama-style SwiGLU MLP over batch×seq×hidden activations; providers include seq-sharded tiled "
-                    "executions of the same computation.",
-     **_MLP_IO, "bind": ("mlp", {"batch_key": "bsz", "act": "silu"})},
-    {"csvName": "tiled_geglu", "slug": "liger-tiled-geglu", "family": "geglu", "title": "GeGLU MLP (tiled benchmark)",
-     "description": "GeGLU MLP (tanh-approximated GELU gate) over batch×seq×hidden activations; providers include "
-                    "seq-sharded tiled executions of the same computation.",
-     **_MLP_IO, "bind": ("mlp", {"batch_key": "bsz", "act": "gelu_pytorch_tanh"})},
+    {
+        "csvName": "relu_squared",
+        "slug": "liger-relu-squared",
+        "family": "relu-squared",
+        "title": "ReLU squared",
+        "description": "Elementwise relu(x)^2 activation over a rows×hidden tensor; the benchmark sweeps the hidden "
+        "size.",
+        **_ROWS_HIDDEN_IO,
+        "bind": ("relu_squared", {}),
+    },
+    {
+        "csvName": "group_norm",
+        "slug": "liger-group-norm",
+        "family": "groupnorm",
+        "title": "GroupNorm",
+        "description": "Group normalization of a batch×channels×hidden tensor with affine channel weight and bias; "
+        "groups = channels / channels_per_group.",
+        "inputs": (
+            ("x", ("batch", "channels", "hidden"), "cfg"),
+            ("weight", ("channels",), "cfg"),
+            ("bias", ("channels",), "cfg"),
+        ),
+        "outputs": (("y", ("batch", "channels", "hidden"), "cfg"),),
+        "derived": {"groups": "channels // channels_per_group"},
+        "bind": ("group_norm", {}),
+    },
+    {
+        "csvName": "sparsemax",
+        "slug": "liger-sparsemax",
+        "family": "sparsemax",
+        "title": "Sparsemax",
+        "description": "Sparsemax projection over the last dimension of a tokens×features tensor.",
+        "inputs": (("x", ("tokens", "features"), "cfg"),),
+        "outputs": (("y", ("tokens", "features"), "cfg"),),
+        "bind": ("sparsemax", {}),
+    },
+    {
+        "csvName": "llama4_rope",
+        "slug": "liger-llama4-rope",
+        "family": "rope",
+        "title": "Llama 4 rotary position embedding",
+        "description": "Llama-4-style rotary embedding applied to query and key tensors in batch×seq×heads×head_dim "
+        "layout (batch 1, complex-frequency formulation).",
+        **_LLAMA4_ROPE_IO,
+        "bind": ("rope", {}),
+    },
+    {
+        "csvName": "megatron_rms_norm",
+        "slug": "liger-megatron-rms-norm",
+        "family": "rmsnorm",
+        "title": "RMSNorm, Megatron layout",
+        "description": "RMSNorm over the hidden dimension of a seq×batch×hidden activation (Megatron sbh layout) "
+        "with a "
+        "learned hidden-size weight; the benchmark runs bf16.",
+        "inputs": (("x", ("seq", "batch", "hidden"), "cfg"), ("weight", ("hidden",), "cfg")),
+        "outputs": (("y", ("seq", "batch", "hidden"), "cfg"),),
+        "bind": ("megatron_rms_norm", {}),
+    },
+    {
+        "csvName": "megatron_swiglu",
+        "slug": "liger-megatron-swiglu",
+        "family": "swiglu",
+        "title": "SwiGLU activation, Megatron layout",
+        "description": "SwiGLU activation over a seq×batch×(2·ffn) tensor: chunk in two on the last dimension, "
+        "silu(gate)·up. The projections are outside the timed region; the benchmark runs bf16 and sweeps "
+        "the per-rank FFN size.",
+        "inputs": (("y", ("seq", "batch", "ffn_double"), "cfg"),),
+        "outputs": (("out", ("seq", "batch", "ffn"), "cfg"),),
+        "derived": {"ffn_double": "ffn * 2"},
+        "bind": ("megatron_swiglu", {}),
+    },
+    {
+        "csvName": "megatron_cross_entropy",
+        "slug": "liger-megatron-cross-entropy",
+        "family": "cross-entropy",
+        "title": "Vocab-parallel cross-entropy, Megatron layout",
+        "description": "Vocab-parallel cross-entropy over seq×batch×vocab bf16 logits against integer targets, "
+        "returning per-token fp32 losses. Only TP=1 rows import; sharded-vocab rows would change the "
+        "local logits shape.",
+        "inputs": (("logits", ("seq", "batch", "vocab"), "cfg"), ("target", ("seq", "batch"), "int64")),
+        "outputs": (("loss", ("seq", "batch"), "fp32"),),
+        "bind": ("megatron_cross_entropy", {}),
+    },
+    {
+        "csvName": "fused_moe",
+        "slug": "liger-fused-moe",
+        "family": "moe",
+        "title": "Fused MoE expert MLP",
+        "description": "Top-k routed mixture-of-experts silu-gated MLP: tokens×hidden activations dispatched to "
+        "experts "
+        "holding fused gate/up and down projections, weighted by softmaxed router scores.",
+        "inputs": (
+            ("x", ("tokens", "hidden"), "cfg"),
+            ("gate_up_proj", ("experts", "intermediate_double", "hidden"), "cfg"),
+            ("down_proj", ("experts", "hidden", "intermediate"), "cfg"),
+            ("top_k_index", ("tokens", "k"), "int32"),
+            ("top_k_weights", ("tokens", "k"), "cfg"),
+        ),
+        "outputs": (("y", ("tokens", "hidden"), "cfg"),),
+        "derived": {"intermediate_double": "intermediate * 2"},
+        "bind": ("fused_moe", {}),
+    },
+    {
+        "csvName": "fused_neighborhood_attention",
+        "slug": "liger-fused-neighborhood-attention",
+        "family": "neighborhood-attention",
+        "title": "Fused neighborhood attention",
+        "description": "Neighborhood attention module over batch×seq×hidden states: q/k/v projections, banded "
+        "(kernel_size, dilation) softmax attention, and output projection — the projections are inside "
+        "the timed module.",
+        "inputs": (
+            ("hidden_states", ("batch", "seq", "hidden"), "cfg"),
+            ("q_weight", ("hidden", "hidden"), "cfg"),
+            ("k_weight", ("hidden", "hidden"), "cfg"),
+            ("v_weight", ("hidden", "hidden"), "cfg"),
+            ("out_weight", ("hidden", "hidden"), "cfg"),
+            ("q_bias", ("hidden",), "cfg"),
+            ("k_bias", ("hidden",), "cfg"),
+            ("v_bias", ("hidden",), "cfg"),
+            ("out_bias", ("hidden",), "cfg"),
+        ),
+        "outputs": (("y", ("batch", "seq", "hidden"), "cfg"),),
+        "derived": {"head_dim": "hidden // heads"},
+        "bind": ("neighborhood_attention", {}),
+    },
+    {
+        "csvName": "multi_token_attention",
+        "slug": "liger-multi-token-attention",
+        "title": "Multi-token attention",
+        "description": _mta_description("softmax"),
+        **_MTA_IO,
+    },
+    {
+        "csvName": "sparse_multi_token_attention",
+        "slug": "liger-sparse-multi-token-attention",
+        "title": "Sparse multi-token attention",
+        "description": _mta_description("sparsemax"),
+        **_MTA_IO,
+    },
+    {
+        "csvName": "tiled_swiglu",
+        "slug": "liger-tiled-swiglu",
+        "family": "swiglu",
+        "title": "SwiGLU MLP (tiled benchmark)",
+        "description": "Llama-style SwiGLU MLP over batch×seq×hidden activations; providers include seq-sharded tiled "
+        "executions of the same computation.",
+        **_MLP_IO,
+        "bind": ("mlp", {"batch_key": "bsz", "act": "silu"}),
+    },
+    {
+        "csvName": "tiled_geglu",
+        "slug": "liger-tiled-geglu",
+        "family": "geglu",
+        "title": "GeGLU MLP (tiled benchmark)",
+        "description": "GeGLU MLP (tanh-approximated GELU gate) over batch×seq×hidden activations; providers include "
+        "seq-sharded tiled executions of the same computation.",
+        **_MLP_IO,
+        "bind": ("mlp", {"batch_key": "bsz", "act": "gelu_pytorch_tanh"}),
+    },
     # kernels-losses.ts
-    {"csvName": "kl_div", "slug": "liger-kl-div", "family": "kl-divergence", "title": "KL-divergence loss",
-     "description": "KL divergence between tokens×vocab log-probabilities and target probabilities (batchmean "
-                    "reduction); the benchmark generates fp32 inputs.",
-     "inputs": (("log_probs", ("tokens", "vocab"), "cfg"), ("target_probs", ("tokens", "vocab"), "cfg")),
-     "outputs": _LOSS_OUT, "bind": ("tokens_vocab", {})},
-    {"csvName": "tvd", "slug": "liger-tvd", "family": "tvd", "title": "Total variation distance loss",
-     "description": "Total variation distance between two tokens×vocab probability distributions (batchmean "
-                    "reduction); the benchmark generates fp32 inputs.",
-     "inputs": (("p", ("tokens", "vocab"), "cfg"), ("q", ("tokens", "vocab"), "cfg")),
-     "outputs": _LOSS_OUT, "bind": ("tokens_vocab", {})},
-    {"csvName": "fused_linear_cross_entropy", "slug": "liger-fused-linear-cross-entropy", "family": "cross-entropy",
-     "title": "Fused linear + cross-entropy",
-     "description": "LM-head projection of tokens×hidden activations through a vocab×hidden weight fused with "
-                    "cross-entropy against integer targets, without materializing the logits.",
-     "inputs": (("x", ("tokens", "hidden"), "cfg"), ("weight", ("vocab", "hidden"), "cfg"),
-                ("target", ("tokens",), "int64")),
-     "outputs": _LOSS_OUT, "bind": ("linear_bt", {})},
-    {"csvName": "fused_linear_jsd", "slug": "liger-fused-linear-jsd", "family": "jsd", "title": "Fused linear + JSD",
-     "description": "Student and teacher tokens×hidden activations projected through separate vocab×hidden heads "
-                    "fused with generalized JSD (beta 0.5, batchmean) between the resulting log-distributions.",
-     "inputs": (("student_input", ("tokens", "hidden"), "cfg"), ("student_weight", ("vocab", "hidden"), "cfg"),
-                ("teacher_input", ("tokens", "hidden"), "cfg"), ("teacher_weight", ("vocab", "hidden"), "cfg")),
-     "outputs": _LOSS_OUT, "bind": ("linear_bt", {"scalars": {"beta": 0.5}})},
-    {"csvName": "distill_jsd_loss", "slug": "liger-distill-jsd-loss", "family": "jsd",
-     "title": "Chunked distillation JSD loss",
-     "description": "Distillation loss combining hard cross-entropy and soft JSD between a hidden/2 student and a "
-                    "hidden teacher, each projected through its own LM head (equal hard/soft weights).",
-     **_DISTILL_IO},
-    {"csvName": "distill_cosine_loss", "slug": "liger-distill-cosine-loss", "family": "cosine-similarity-loss",
-     "title": "Chunked distillation cosine loss",
-     "description": "Distillation loss combining hard cross-entropy and a soft cosine-similarity term between a "
-                    "hidden/2 student and a hidden teacher, each projected through its own LM head (equal hard/soft "
-                    "weights).",
-     **_DISTILL_IO},
-    {"csvName": "fused_linear_orpo_loss", "slug": "liger-fused-linear-orpo-loss", "family": "orpo",
-     "title": "Fused linear + ORPO loss",
-     "description": "ORPO preference loss over batch×seq×hidden activations projected through a vocab×hidden LM head "
-                    "against integer targets, computed chunked without materializing logits.",
-     **_PREFERENCE_IO},
-    {"csvName": "fused_linear_cpo_loss", "slug": "liger-fused-linear-cpo-loss", "family": "cpo",
-     "title": "Fused linear + CPO loss",
-     "description": "CPO preference loss over batch×seq×hidden activations projected through a vocab×hidden LM head "
-                    "against integer targets, computed chunked without materializing logits.",
-     **_PREFERENCE_IO},
-    {"csvName": "fused_linear_simpo_loss", "slug": "liger-fused-linear-simpo-loss", "family": "simpo",
-     "title": "Fused linear + SimPO loss",
-     "description": "SimPO preference loss over batch×seq×hidden activations projected through a vocab×hidden LM head "
-                    "against integer targets, computed chunked without materializing logits.",
-     **_PREFERENCE_IO},
-    {"csvName": "kto_loss", "slug": "liger-fused-linear-kto-loss", "family": "kto", "title": "Fused linear + KTO loss",
-     "description": "KTO preference loss: policy and reference batch×seq×hidden activations project through separate "
-                    "biased vocab×hidden LM heads against integer targets, with per-sequence boolean preference "
-                    "labels and a precomputed KL term (beta 0.1).",
-     "inputs": (("x", ("batch", "seq", "hidden"), "cfg"), ("ref_x", ("batch", "seq", "hidden"), "cfg"),
-                ("weight", ("vocab", "hidden"), "cfg"), ("bias", ("vocab",), "cfg"),
-                ("ref_weight", ("vocab", "hidden"), "cfg"), ("ref_bias", ("vocab",), "cfg"),
-                ("target", ("batch", "seq"), "int64"), ("preference_labels", ("batch",), "bool"),
-                ("kl", (1,), "cfg")),
-     "outputs": _LOSS_OUT, "bind": ("kto", {})},
-    {"csvName": "fused_linear_grpo_loss_token", "slug": "liger-grpo-loss-token",
-     "title": "GRPO loss, token-level importance sampling", "description": _grpo_description("token"),
-     **_GRPO_IO, "bind": ("grpo", {"level": "token"})},
-    {"csvName": "fused_linear_grpo_loss_sequence", "slug": "liger-grpo-loss-sequence",
-     "title": "GRPO loss, sequence-level importance sampling", "description": _grpo_description("sequence"),
-     **_GRPO_IO, "bind": ("grpo", {"level": "sequence"})},
+    {
+        "csvName": "kl_div",
+        "slug": "liger-kl-div",
+        "family": "kl-divergence",
+        "title": "KL-divergence loss",
+        "description": "KL divergence between tokens×vocab log-probabilities and target probabilities (batchmean "
+        "reduction); the benchmark generates fp32 inputs.",
+        "inputs": (("log_probs", ("tokens", "vocab"), "cfg"), ("target_probs", ("tokens", "vocab"), "cfg")),
+        "outputs": _LOSS_OUT,
+        "bind": ("tokens_vocab", {}),
+    },
+    {
+        "csvName": "tvd",
+        "slug": "liger-tvd",
+        "family": "tvd",
+        "title": "Total variation distance loss",
+        "description": "Total variation distance between two tokens×vocab probability distributions (batchmean "
+        "reduction); the benchmark generates fp32 inputs.",
+        "inputs": (("p", ("tokens", "vocab"), "cfg"), ("q", ("tokens", "vocab"), "cfg")),
+        "outputs": _LOSS_OUT,
+        "bind": ("tokens_vocab", {}),
+    },
+    {
+        "csvName": "fused_linear_cross_entropy",
+        "slug": "liger-fused-linear-cross-entropy",
+        "family": "cross-entropy",
+        "title": "Fused linear + cross-entropy",
+        "description": "LM-head projection of tokens×hidden activations through a vocab×hidden weight fused with "
+        "cross-entropy against integer targets, without materializing the logits.",
+        "inputs": (
+            ("x", ("tokens", "hidden"), "cfg"),
+            ("weight", ("vocab", "hidden"), "cfg"),
+            ("target", ("tokens",), "int64"),
+        ),
+        "outputs": _LOSS_OUT,
+        "bind": ("linear_bt", {}),
+    },
+    {
+        "csvName": "fused_linear_jsd",
+        "slug": "liger-fused-linear-jsd",
+        "family": "jsd",
+        "title": "Fused linear + JSD",
+        "description": "Student and teacher tokens×hidden activations projected through separate vocab×hidden heads "
+        "fused with generalized JSD (beta 0.5, batchmean) between the resulting log-distributions.",
+        "inputs": (
+            ("student_input", ("tokens", "hidden"), "cfg"),
+            ("student_weight", ("vocab", "hidden"), "cfg"),
+            ("teacher_input", ("tokens", "hidden"), "cfg"),
+            ("teacher_weight", ("vocab", "hidden"), "cfg"),
+        ),
+        "outputs": _LOSS_OUT,
+        "bind": ("linear_bt", {"scalars": {"beta": 0.5}}),
+    },
+    {
+        "csvName": "distill_jsd_loss",
+        "slug": "liger-distill-jsd-loss",
+        "family": "jsd",
+        "title": "Chunked distillation JSD loss",
+        "description": "Distillation loss combining hard cross-entropy and soft JSD between a hidden/2 student and a "
+        "hidden teacher, each projected through its own LM head (equal hard/soft weights).",
+        **_DISTILL_IO,
+    },
+    {
+        "csvName": "distill_cosine_loss",
+        "slug": "liger-distill-cosine-loss",
+        "family": "cosine-similarity-loss",
+        "title": "Chunked distillation cosine loss",
+        "description": "Distillation loss combining hard cross-entropy and a soft cosine-similarity term between a "
+        "hidden/2 student and a hidden teacher, each projected through its own LM head (equal hard/soft "
+        "weights).",
+        **_DISTILL_IO,
+    },
+    {
+        "csvName": "fused_linear_orpo_loss",
+        "slug": "liger-fused-linear-orpo-loss",
+        "family": "orpo",
+        "title": "Fused linear + ORPO loss",
+        "description": "ORPO preference loss over batch×seq×hidden activations projected through a vocab×hidden LM "
+        "head "
+        "against integer targets, computed chunked without materializing logits.",
+        **_PREFERENCE_IO,
+    },
+    {
+        "csvName": "fused_linear_cpo_loss",
+        "slug": "liger-fused-linear-cpo-loss",
+        "family": "cpo",
+        "title": "Fused linear + CPO loss",
+        "description": "CPO preference loss over batch×seq×hidden activations projected through a vocab×hidden LM head "
+        "against integer targets, computed chunked without materializing logits.",
+        **_PREFERENCE_IO,
+    },
+    {
+        "csvName": "fused_linear_simpo_loss",
+        "slug": "liger-fused-linear-simpo-loss",
+        "family": "simpo",
+        "title": "Fused linear + SimPO loss",
+        "description": "SimPO preference loss over batch×seq×hidden activations projected through a vocab×hidden "
+        "LM head "
+        "against integer targets, computed chunked without materializing logits.",
+        **_PREFERENCE_IO,
+    },
+    {
+        "csvName": "kto_loss",
+        "slug": "liger-fused-linear-kto-loss",
+        "family": "kto",
+        "title": "Fused linear + KTO loss",
+        "description": "KTO preference loss: policy and reference batch×seq×hidden activations project through "
+        "separate "
+        "biased vocab×hidden LM heads against integer targets, with per-sequence boolean preference "
+        "labels and a precomputed KL term (beta 0.1).",
+        "inputs": (
+            ("x", ("batch", "seq", "hidden"), "cfg"),
+            ("ref_x", ("batch", "seq", "hidden"), "cfg"),
+            ("weight", ("vocab", "hidden"), "cfg"),
+            ("bias", ("vocab",), "cfg"),
+            ("ref_weight", ("vocab", "hidden"), "cfg"),
+            ("ref_bias", ("vocab",), "cfg"),
+            ("target", ("batch", "seq"), "int64"),
+            ("preference_labels", ("batch",), "bool"),
+            ("kl", (1,), "cfg"),
+        ),
+        "outputs": _LOSS_OUT,
+        "bind": ("kto", {}),
+    },
+    {
+        "csvName": "fused_linear_grpo_loss_token",
+        "slug": "liger-grpo-loss-token",
+        "title": "GRPO loss, token-level importance sampling",
+        "description": _grpo_description("token"),
+        **_GRPO_IO,
+        "bind": ("grpo", {"level": "token"}),
+    },
+    {
+        "csvName": "fused_linear_grpo_loss_sequence",
+        "slug": "liger-grpo-loss-sequence",
+        "title": "GRPO loss, sequence-level importance sampling",
+        "description": _grpo_description("sequence"),
+        **_GRPO_IO,
+        "bind": ("grpo", {"level": "sequence"}),
+    },
 )
 
 KERNELS_BY_NAME: dict[str, dict[str, Any]] = {k["csvName"]: k for k in KERNELS}
 
 # The columns `resolve_identity` takes, in its argument order: everything of a row but its run depends on these.
-IDENTITY_COLUMNS = ("kernel_name", "kernel_operation_mode", "kernel_provider", "x_name", "x_value",
-                    "extra_benchmark_config_str", "gpu_name")
+IDENTITY_COLUMNS = (
+    "kernel_name",
+    "kernel_operation_mode",
+    "kernel_provider",
+    "x_name",
+    "x_value",
+    "extra_benchmark_config_str",
+    "gpu_name",
+)
 SKIP_REASONS = ("memoryRows", "uncuratedKernels", "unknownConfig", "unknownProvider", "unknownGpu", "duplicateRows")
 
 
@@ -392,19 +733,10 @@ SKIP_REASONS = ("memoryRows", "uncuratedKernels", "unknownConfig", "unknownProvi
 # Canonical JSON and the one digest function (identity/digest.ts)
 
 
-def canonical_json(obj: Any) -> bytes:
-    """RFC 8785 (JCS) bytes of a JSON value: what `canonicalize` from npm writes, UTF-8 encoded."""
-    return rfc8785.dumps(obj)
-
-
 def object_digest(api_version: str, kind: str, spec: Mapping[str, Any]) -> str:
-    """`sha256:` + hex sha256 of the RFC 8785 form of `{apiVersion, kind, spec}`; metadata never counts."""
-    body = canonical_json({"apiVersion": api_version, "kind": kind, "spec": spec})
-    return "sha256:" + hashlib.sha256(body).hexdigest()
-
-
-def manifest_digest(manifest: Mapping[str, Any]) -> str:
-    return object_digest(manifest["apiVersion"], manifest["kind"], manifest["spec"])
+    """`sha256:` + hex sha256 of the RFC 8785 form of `{apiVersion, kind, spec}`: the project's one
+    digest function (contracts/digests.py)."""
+    return manifest_digest({"apiVersion": api_version, "kind": kind, "spec": spec})
 
 
 # ============================================================================================================
@@ -450,7 +782,7 @@ def js_number_to_string(x: float | int) -> str:
         return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
     if isinstance(x, int) and not isinstance(x, bool) and abs(x) > _MAX_SAFE:
         x = float(x)
-    return rfc8785.dumps(js_value(x) if isinstance(x, float) else x).decode()
+    return canonical_json(js_value(x) if isinstance(x, float) else x).decode()
 
 
 def ms_to_ns(ms: float) -> int | float:
@@ -781,8 +1113,11 @@ def _bind_kto(x, x_name, c):
         return None
     if not _is(_get(c, "bias"), True) or not _is_number(beta):
         return None
-    return {"axes": {"batch": x, "seq": seq, "hidden": hidden, "vocab": vocab}, "dtype": dtype,
-            "scalars": {"beta": beta}}
+    return {
+        "axes": {"batch": x, "seq": seq, "hidden": hidden, "vocab": vocab},
+        "dtype": dtype,
+        "scalars": {"beta": beta},
+    }
 
 
 def _bind_grpo(x, x_name, c, level):
@@ -795,12 +1130,25 @@ def _bind_grpo(x, x_name, c, level):
 
 
 BINDERS: dict[str, Callable[..., Binding | None]] = {
-    "rows_hidden": _bind_rows_hidden, "tokens_vocab": _bind_tokens_vocab, "jsd": _bind_jsd,
-    "embedding": _bind_embedding, "rope": _bind_rope, "mlp": _bind_mlp, "relu_squared": _bind_relu_squared,
-    "group_norm": _bind_group_norm, "sparsemax": _bind_sparsemax, "megatron_rms_norm": _bind_megatron_rms_norm,
-    "megatron_swiglu": _bind_megatron_swiglu, "megatron_cross_entropy": _bind_megatron_cross_entropy,
-    "fused_moe": _bind_fused_moe, "neighborhood_attention": _bind_neighborhood_attention, "mta": _bind_mta,
-    "linear_bt": _bind_linear_bt, "distill": _bind_distill, "preference": _bind_preference, "kto": _bind_kto,
+    "rows_hidden": _bind_rows_hidden,
+    "tokens_vocab": _bind_tokens_vocab,
+    "jsd": _bind_jsd,
+    "embedding": _bind_embedding,
+    "rope": _bind_rope,
+    "mlp": _bind_mlp,
+    "relu_squared": _bind_relu_squared,
+    "group_norm": _bind_group_norm,
+    "sparsemax": _bind_sparsemax,
+    "megatron_rms_norm": _bind_megatron_rms_norm,
+    "megatron_swiglu": _bind_megatron_swiglu,
+    "megatron_cross_entropy": _bind_megatron_cross_entropy,
+    "fused_moe": _bind_fused_moe,
+    "neighborhood_attention": _bind_neighborhood_attention,
+    "mta": _bind_mta,
+    "linear_bt": _bind_linear_bt,
+    "distill": _bind_distill,
+    "preference": _bind_preference,
+    "kto": _bind_kto,
     "grpo": _bind_grpo,
 }
 
@@ -849,11 +1197,17 @@ def operation_manifest(csv_name: str, commit: str = "") -> dict[str, Any]:
     """`operationFromKernel`: the commit only names the benchmark script in metadata.sourceRefs."""
     kernel = KERNELS_BY_NAME[csv_name]
     metadata = {
-        "name": kernel["slug"], "title": kernel["title"], "description": kernel["description"],
+        "name": kernel["slug"],
+        "title": kernel["title"],
+        "description": kernel["description"],
         "sourceRefs": [{"url": f"{LIGER_REPO_URL}/blob/{commit}/benchmark/scripts/benchmark_{csv_name}.py"}],
     }
-    return {"apiVersion": API_VERSION, "kind": "OperationSpec", "metadata": metadata,
-            "spec": _operation_spec(csv_name)[0]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "OperationSpec",
+        "metadata": metadata,
+        "spec": _operation_spec(csv_name)[0],
+    }
 
 
 def case_key(binding: Binding) -> str:
@@ -888,8 +1242,10 @@ def workload_manifest(kernel: Mapping[str, Any], operation_digest: str, binding:
         spec["scalars"] = {n: {"dtype": "fp32", "value": js_value(v)} for n, v in binding["scalars"].items()}
     spec["correctness"] = {"comparator": "not_asserted"}
     axes_title = ", ".join(f"{axis}={js_number_to_string(value)}" for axis, value in axes.items())
-    metadata = {"name": kebab(f"{kernel['slug']}-{case_key(binding)}"),
-                "title": f"{kernel['title']} · {axes_title} · {binding['dtype']}"}
+    metadata = {
+        "name": kebab(f"{kernel['slug']}-{case_key(binding)}"),
+        "title": f"{kernel['title']} · {axes_title} · {binding['dtype']}",
+    }
     return {"apiVersion": API_VERSION, "kind": "WorkloadCase", "metadata": metadata, "spec": spec}
 
 
@@ -940,10 +1296,16 @@ def environment_manifest(gpu_name: str) -> dict[str, Any] | None:
     hardware = HARDWARE.get(gpu_name)
     if hardware is None:
         return None
-    metadata = {"name": kebab(f"liger-bench-{gpu_name}"),
-                "title": f"Liger benchmark host · {re.sub(r'^NVIDIA ', '', gpu_name)}"}
-    return {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment", "metadata": metadata,
-            "spec": {"hardware": dict(hardware), "software": {}}}
+    metadata = {
+        "name": kebab(f"liger-bench-{gpu_name}"),
+        "title": f"Liger benchmark host · {re.sub(r'^NVIDIA ', '', gpu_name)}",
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ExecutionEnvironment",
+        "metadata": metadata,
+        "spec": {"hardware": dict(hardware), "software": {}},
+    }
 
 
 # ============================================================================================================
@@ -983,8 +1345,16 @@ class Identity:
         return f"{self.kernel}/{self.case_key}"
 
     def __hash__(self) -> int:  # the manifests are dicts; the digests and the case name them
-        return hash((self.kernel, self.case_key, self.workload_digest, self.implementation_digest,
-                     self.protocol_digest, self.environment_digest))
+        return hash(
+            (
+                self.kernel,
+                self.case_key,
+                self.workload_digest,
+                self.implementation_digest,
+                self.protocol_digest,
+                self.environment_digest,
+            )
+        )
 
 
 @cache
@@ -1029,8 +1399,13 @@ def _workload(csv_name: str, x_name: str, x_value: str, config_str: str) -> tupl
 
 @lru_cache(maxsize=1 << 16)
 def resolve_identity(
-    kernel_name: str, kernel_operation_mode: str, kernel_provider: str, x_name: str, x_value: str,
-    extra_benchmark_config_str: str, gpu_name: str,
+    kernel_name: str,
+    kernel_operation_mode: str,
+    kernel_provider: str,
+    x_name: str,
+    x_value: str,
+    extra_benchmark_config_str: str,
+    gpu_name: str,
 ) -> Identity | Skip:
     """The row's objects but its run, or why the row does not map: cached per distinct argument tuple.
 
@@ -1052,11 +1427,17 @@ def resolve_identity(
     implementation = _implementation(kernel_name, kernel_provider)
     workload = _workload(kernel_name, x_name, x_value, extra_benchmark_config_str)
     return Identity(
-        kernel=kernel_name, case_key=bound[1], operation_digest=_operation_spec(kernel_name)[1],
-        workload=workload[0], workload_digest=workload[1],
-        implementation=implementation[0], implementation_digest=implementation[1],
-        protocol=protocol[0], protocol_digest=protocol[1],
-        environment=environment[0], environment_digest=environment[1],
+        kernel=kernel_name,
+        case_key=bound[1],
+        operation_digest=_operation_spec(kernel_name)[1],
+        workload=workload[0],
+        workload_digest=workload[1],
+        implementation=implementation[0],
+        implementation_digest=implementation[1],
+        protocol=protocol[0],
+        protocol_digest=protocol[1],
+        environment=environment[0],
+        environment_digest=environment[1],
     )
 
 
@@ -1075,16 +1456,26 @@ class MappedRow:
     @property
     def digests(self) -> dict[str, str]:
         i = self.identity
-        return {"runDigest": self.run_digest, "protocolDigest": i.protocol_digest,
-                "workloadDigest": i.workload_digest, "environmentDigest": i.environment_digest,
-                "implementationDigest": i.implementation_digest, "operationDigest": i.operation_digest}
+        return {
+            "runDigest": self.run_digest,
+            "protocolDigest": i.protocol_digest,
+            "workloadDigest": i.workload_digest,
+            "environmentDigest": i.environment_digest,
+            "implementationDigest": i.implementation_digest,
+            "operationDigest": i.operation_digest,
+        }
 
     def objects(self, commit: str = "") -> dict[str, dict[str, Any]]:
         """The six objects by kind; `commit` only goes into the OperationSpec's metadata.sourceRefs."""
         i = self.identity
-        return {"OperationSpec": operation_manifest(i.kernel, commit), "WorkloadCase": i.workload,
-                "ImplementationRevision": i.implementation, "BenchmarkProtocol": i.protocol,
-                "ExecutionEnvironment": i.environment, "BenchmarkRun": self.run}
+        return {
+            "OperationSpec": operation_manifest(i.kernel, commit),
+            "WorkloadCase": i.workload,
+            "ImplementationRevision": i.implementation,
+            "BenchmarkProtocol": i.protocol,
+            "ExecutionEnvironment": i.environment,
+            "BenchmarkRun": self.run,
+        }
 
 
 def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, Any], str]:
@@ -1093,8 +1484,12 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
     if not math.isfinite(ms50) or ms50 <= 0:
         raise ValueError(f"invalid median '{row['y_value_50']}'")
     spread = math.isfinite(ms20) and math.isfinite(ms80)
-    mode, provider, gpu, timestamp = (row["kernel_operation_mode"], row["kernel_provider"], row["gpu_name"],
-                                      row["timestamp"])
+    mode, provider, gpu, timestamp = (
+        row["kernel_operation_mode"],
+        row["kernel_provider"],
+        row["gpu_name"],
+        row["timestamp"],
+    )
     kernel = KERNELS_BY_NAME[identity.kernel]
     external_id = "/".join([identity.kernel, mode, provider, kebab(gpu), identity.case_key, kebab(timestamp)])
     median = js_round(ms50 * 1_000_000)
@@ -1116,8 +1511,12 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
     metrics = {"ms_50": js_value(ms50)}
     if spread:
         metrics.update(ms_20=js_value(ms20), ms_80=js_value(ms80))
-    spec["sourceNative"] = {"source": SOURCE_SLUG, "benchmark": f"{identity.kernel}/{mode}",
-                            "externalId": external_id, "metrics": metrics}
+    spec["sourceNative"] = {
+        "source": SOURCE_SLUG,
+        "benchmark": f"{identity.kernel}/{mode}",
+        "externalId": external_id,
+        "metrics": metrics,
+    }
     spec["observedAt"] = to_utc_instant(timestamp.replace(" ", "T", 1))
     metadata = {
         "name": kebab(f"liger-{identity.kernel}-{mode}-{provider}-{gpu}-{identity.case_key}-{timestamp}"),
@@ -1178,8 +1577,14 @@ def parse_csv(text: str) -> tuple[list[dict[str, str]], list[str]]:
 
 
 def empty_skipped() -> dict[str, Any]:
-    return {"memoryRows": 0, "uncuratedKernels": {}, "unknownConfig": {}, "unknownProvider": {}, "unknownGpu": {},
-            "duplicateRows": 0}
+    return {
+        "memoryRows": 0,
+        "uncuratedKernels": {},
+        "unknownConfig": {},
+        "unknownProvider": {},
+        "unknownGpu": {},
+        "duplicateRows": 0,
+    }
 
 
 @dataclass
@@ -1197,10 +1602,16 @@ class FileMapping:
 
     def summary(self) -> dict[str, Any]:
         """The golden summary.json's fields for this file (but `file` and `parseIssues`)."""
-        return {"rows": self.rows, "runs": len(self.runs), "workloads": len(self.workloads),
-                "implementations": len(self.implementations),
-                "distinctImplDigests": len(self.implementation_digests), "operations": len(self.operations),
-                "skipped": self.skipped, "issues": len(self.issues)}
+        return {
+            "rows": self.rows,
+            "runs": len(self.runs),
+            "workloads": len(self.workloads),
+            "implementations": len(self.implementations),
+            "distinctImplDigests": len(self.implementation_digests),
+            "operations": len(self.operations),
+            "skipped": self.skipped,
+            "issues": len(self.issues),
+        }
 
 
 def map_file(rows: Iterable[Mapping[str, str]]) -> FileMapping:

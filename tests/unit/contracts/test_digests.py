@@ -23,9 +23,10 @@ def test_metadata_is_not_part_of_the_digest():
     assert object_digest(changed) != object_digest(env)
 
 
-def test_floats_serialize_like_python_json():
-    # orjson would write 5.2e-5; the documented rule is Python's shortest round-trip repr.
-    assert canonical_json({"eps": 5.2e-05, "b": 1, "a": "é"}) == '{"a":"é","b":1,"eps":5.2e-05}'
+def test_canonical_form_is_rfc8785():
+    # json.dumps would write 5.2e-05, 1e-06 and 25.0: other bytes, other digests than KernelIndex's.
+    assert canonical_json({"eps": 5.2e-05, "b": 1, "a": "é"}) == '{"a":"é","b":1,"eps":0.000052}'
+    assert canonical_json({"eps": 1e-6, "w": 25.0, "big": 1e21}) == '{"big":1e+21,"eps":0.000001,"w":25}'
 
 
 def test_sample_validates_against_the_pydantic_models():
@@ -58,7 +59,7 @@ def test_measurement_digest_sql_matches_python():
 def test_exported_json_schemas_are_current(tmp_path):
     from pipeline.contracts.records import export_json_schemas
 
-    from .conftest import PROJECT
+    from tests.conftest import PROJECT
 
     for path in export_json_schemas(tmp_path):
         assert (PROJECT / "schemas" / path.name).read_text() == path.read_text(), f"run `make schemas` ({path.name})"

@@ -11,15 +11,18 @@ import pytest
 from pipeline.contracts import kernelindex as ki
 
 
-@pytest.mark.parametrize(("value", "canonical"), [
-    (1e-6, b"0.000001"),   # json.dumps: 1e-06
-    (25.0, b"25"),         # json.dumps: 25.0
-    (1e21, b"1e+21"),      # json.dumps: 1e+21 too, but 1e20 below differs
-    (1e20, b"100000000000000000000"),
-    (1e-7, b"1e-7"),       # json.dumps: 1e-07
-    (0.12591999769210815, b"0.12591999769210815"),
-    (-0.0, b"0"),
-])
+@pytest.mark.parametrize(
+    ("value", "canonical"),
+    [
+        (1e-6, b"0.000001"),  # json.dumps: 1e-06
+        (25.0, b"25"),  # json.dumps: 25.0
+        (1e21, b"1e+21"),  # json.dumps: 1e+21 too, but 1e20 below differs
+        (1e20, b"100000000000000000000"),
+        (1e-7, b"1e-7"),  # json.dumps: 1e-07
+        (0.12591999769210815, b"0.12591999769210815"),
+        (-0.0, b"0"),
+    ],
+)
 def test_numbers_print_as_ecmascript(value, canonical):
     assert ki.canonical_json(value) == canonical
     assert ki.js_number_to_string(value) == canonical.decode()
@@ -30,35 +33,72 @@ def test_keys_sort_by_utf16_code_units():
     obj = {"\ufb01": 1, "\U0001f600": 2, "a": 3}
     assert ki.canonical_json(obj) == '{"a":3,"\U0001f600":2,"\ufb01":1}'.encode()
     assert json.dumps(obj, sort_keys=True, ensure_ascii=False).index("\ufb01") < json.dumps(
-        obj, sort_keys=True, ensure_ascii=False).index("\U0001f600")
+        obj, sort_keys=True, ensure_ascii=False
+    ).index("\U0001f600")
 
 
 def test_sample_workload_digest_needs_rfc8785_not_json_dumps():
-    spec = {"operationSpecDigest": "sha256:" + "0" * 64, "axes": {"rows": 2048, "hidden": 1024},
-            "scalars": {"eps": {"dtype": "fp32", "value": 1e-6}}}
+    spec = {
+        "operationSpecDigest": "sha256:" + "0" * 64,
+        "axes": {"rows": 2048, "hidden": 1024},
+        "scalars": {"eps": {"dtype": "fp32", "value": 1e-6}},
+    }
     canonical = ki.canonical_json({"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec})
     assert b'"value":0.000001' in canonical
-    dumped = json.dumps({"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec}, sort_keys=True,
-                        separators=(",", ":")).encode()
+    dumped = json.dumps(
+        {"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec}, sort_keys=True, separators=(",", ":")
+    ).encode()
     assert dumped != canonical
     assert ki.object_digest(ki.API_VERSION, "WorkloadCase", spec) == "sha256:" + hashlib.sha256(canonical).hexdigest()
 
 
-@pytest.mark.parametrize(("x", "js"), [(2.5, 3), (-2.5, -2), (0.5, 1), (-0.5, 0), (1.5, 2), (-1.5, -1),
-                                        (0.49999999999999994, 0), (12500.5, 12501), (2**53, 2**53)])
+@pytest.mark.parametrize(
+    ("x", "js"),
+    [
+        (2.5, 3),
+        (-2.5, -2),
+        (0.5, 1),
+        (-0.5, 0),
+        (1.5, 2),
+        (-1.5, -1),
+        (0.49999999999999994, 0),
+        (12500.5, 12501),
+        (2**53, 2**53),
+    ],
+)
 def test_math_round_ties_go_up(x, js):
     assert ki.js_round(x) == js
 
 
-@pytest.mark.parametrize(("ms", "ns"), [("0.0125", 12500), ("0.0000125", 13), ("0.0000025", 3), ("0.0000005", 1),
-                                        ("0.1234565", 123457), ("0.0024445", 2445), ("0.12591999769210815", 125920)])
+@pytest.mark.parametrize(
+    ("ms", "ns"),
+    [
+        ("0.0125", 12500),
+        ("0.0000125", 13),
+        ("0.0000025", 3),
+        ("0.0000005", 1),
+        ("0.1234565", 123457),
+        ("0.0024445", 2445),
+        ("0.12591999769210815", 125920),
+    ],
+)
 def test_ms_to_ns_is_math_round(ms, ns):
     # values from node: Math.round(Number(ms) * 1000000); Python's round() gives 12, 2, 0, 123456, 2444 for five
     assert ki.ms_to_ns(ki.js_number(ms)) == ns
 
 
-@pytest.mark.parametrize(("text", "value"), [("", 0.0), (" 12 ", 12.0), ("0x10", 16.0), ("1.", 1.0), (".5e1", 5.0),
-                                             ("Infinity", math.inf), ("-Infinity", -math.inf)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("", 0.0),
+        (" 12 ", 12.0),
+        ("0x10", 16.0),
+        ("1.", 1.0),
+        (".5e1", 5.0),
+        ("Infinity", math.inf),
+        ("-Infinity", -math.inf),
+    ],
+)
 def test_js_number(text, value):
     assert ki.js_number(text) == value
 
@@ -76,22 +116,53 @@ def test_json_parse_numbers_are_doubles():
 
 
 def test_axis_names_sort_like_locale_compare():
-    names = ["q_heads", "kv_heads", "seq", "hidden", "heads_in", "heads", "k", "kernel_size", "channels_per_group",
-             "channels", "a_b", "ab", "a1", "a_1"]
+    names = [
+        "q_heads",
+        "kv_heads",
+        "seq",
+        "hidden",
+        "heads_in",
+        "heads",
+        "k",
+        "kernel_size",
+        "channels_per_group",
+        "channels",
+        "a_b",
+        "ab",
+        "a1",
+        "a_1",
+    ]
     # node: names.sort((a, b) => a.localeCompare(b))
-    expected = ["a_1", "a_b", "a1", "ab", "channels", "channels_per_group", "heads", "heads_in", "hidden", "k",
-                "kernel_size", "kv_heads", "q_heads", "seq"]
+    expected = [
+        "a_1",
+        "a_b",
+        "a1",
+        "ab",
+        "channels",
+        "channels_per_group",
+        "heads",
+        "heads_in",
+        "hidden",
+        "k",
+        "kernel_size",
+        "kv_heads",
+        "q_heads",
+        "seq",
+    ]
     binding = {"axes": dict.fromkeys(names, 1.0), "dtype": "fp32"}
     assert ki.case_key(binding) == "-".join([f"{n}1" for n in expected] + ["fp32"])
 
 
-@pytest.mark.parametrize(("text", "iso"), [
-    ("2026-04-07T21:27:38", "2026-04-07T21:27:38.000Z"),
-    ("2024-09-03T15:31:39.123456", "2024-09-03T15:31:39.123Z"),
-    ("2024-02-30T00:00:00", "2024-03-01T00:00:00.000Z"),
-    ("2024-09-03T24:00:00", "2024-09-04T00:00:00.000Z"),
-    ("2024-09-03T01:00:00+02:00", "2024-09-02T23:00:00.000Z"),
-])
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        ("2026-04-07T21:27:38", "2026-04-07T21:27:38.000Z"),
+        ("2024-09-03T15:31:39.123456", "2024-09-03T15:31:39.123Z"),
+        ("2024-02-30T00:00:00", "2024-03-01T00:00:00.000Z"),
+        ("2024-09-03T24:00:00", "2024-09-04T00:00:00.000Z"),
+        ("2024-09-03T01:00:00+02:00", "2024-09-02T23:00:00.000Z"),
+    ],
+)
 def test_timestamps_are_utc_and_print_as_to_iso_string(text, iso):
     assert ki.to_utc_instant(text) == iso
 

@@ -12,17 +12,30 @@ import pytest
 
 from pipeline.contracts import kernelindex as ki
 
-from .shared_data import shared_data
+from tests.fixtures.shared_data import shared_data
 
-DIGEST_FIELDS = ("externalId", "runDigest", "protocolDigest", "workloadDigest", "environmentDigest",
-                 "implementationDigest")
+DIGEST_FIELDS = (
+    "externalId",
+    "runDigest",
+    "protocolDigest",
+    "workloadDigest",
+    "environmentDigest",
+    "implementationDigest",
+)
 
 
 def _cases() -> list:
     data = shared_data()
     if data is None:
-        return [pytest.param(None, None, None, marks=pytest.mark.skip(
-            reason="shared data not found beside the repo; set LIGER_SHARED_DATA"), id="no-shared-data")]
+        return [
+            pytest.param(
+                None,
+                None,
+                None,
+                marks=pytest.mark.skip(reason="shared data not found beside the repo; set LIGER_SHARED_DATA"),
+                id="no-shared-data",
+            )
+        ]
     cases = []
     for csv_path in sorted((data / "liger_csv_history").glob("*.csv")):
         cases.append(pytest.param("liger_csv_history", csv_path.name, csv_path, id=csv_path.name[:21]))
@@ -63,6 +76,10 @@ def test_file_matches_kernelindex(folder, file, csv_path):
     expected = _golden_runs(golden, file)
     assert len(mapped.runs) == len(expected) == summary["runs"]
     mine = [{"externalId": run.external_id, **run.digests} for run in mapped.runs]
-    mismatches = [(m["externalId"], field, m[field], e[field])
-                  for m, e in zip(mine, expected, strict=True) for field in DIGEST_FIELDS if m[field] != e[field]]
+    mismatches = [
+        (m["externalId"], field, m[field], e[field])
+        for m, e in zip(mine, expected, strict=True)
+        for field in DIGEST_FIELDS
+        if m[field] != e[field]
+    ]
     assert mismatches == [], f"{len(mismatches)} mismatches, first: {mismatches[:3]}"

@@ -9,19 +9,28 @@ import pytest
 
 from pipeline.contracts import kernelindex as ki
 
-from .shared_data import SAMPLE_RECORD, require_shared_data
+from tests.fixtures.shared_data import SAMPLE_RECORD, require_shared_data
 
 # Upstream's commit 2120862 in full: the OperationSpec names its benchmark script at it (metadata only).
 COMMIT_2120862 = "2120862ba532c9449e72d603ba6324310ae756e7"
 
 # Line 1986 of upstream's CSV at b7025a7027 (header = line 1), the row the sample record was made from.
 SAMPLE_ROW = {
-    "kernel_name": "fused_add_rms_norm", "kernel_provider": "liger_fused_add_rms_norm",
-    "kernel_operation_mode": "backward", "metric_name": "speed", "metric_unit": "ms", "x_name": "H",
-    "x_label": "hidden size", "x_value": "1024", "y_value_50": "0.12591999769210815",
-    "y_value_20": "0.12310399860143661", "y_value_80": "0.13743999600410461",
+    "kernel_name": "fused_add_rms_norm",
+    "kernel_provider": "liger_fused_add_rms_norm",
+    "kernel_operation_mode": "backward",
+    "metric_name": "speed",
+    "metric_unit": "ms",
+    "x_name": "H",
+    "x_label": "hidden size",
+    "x_value": "1024",
+    "y_value_50": "0.12591999769210815",
+    "y_value_20": "0.12310399860143661",
+    "y_value_80": "0.13743999600410461",
     "extra_benchmark_config_str": '{"M": 2048, "dtype": "torch.float32", "eps": 1e-06}',
-    "gpu_name": "NVIDIA H100 80GB HBM3", "timestamp": "2026-04-07 21:27:38", "liger_version": "0.7.0",
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "timestamp": "2026-04-07 21:27:38",
+    "liger_version": "0.7.0",
 }
 
 
@@ -34,8 +43,11 @@ def test_whole_objects_at_2120862():
     made: dict[str, dict[str, dict]] = {"operations": {}, "workloads": {}, "implementations": {}}
     for run in ki.map_file(rows).runs:
         objects = run.objects(COMMIT_2120862)
-        for group, kind in (("operations", "OperationSpec"), ("workloads", "WorkloadCase"),
-                            ("implementations", "ImplementationRevision")):
+        for group, kind in (
+            ("operations", "OperationSpec"),
+            ("workloads", "WorkloadCase"),
+            ("implementations", "ImplementationRevision"),
+        ):
             made[group].setdefault(objects[kind]["metadata"]["name"], objects[kind])
     assert {k: len(v) for k, v in golden.items()} == {"operations": 35, "workloads": 241, "implementations": 80}
     for group, entries in golden.items():
@@ -62,8 +74,11 @@ def test_sample_record_digests_from_its_csv_row_alone():
     spec = record["run"]["spec"]
     mapped = ki.map_row(SAMPLE_ROW)
     assert isinstance(mapped, ki.MappedRow)
-    assert mapped.identity.workload_digest == spec["workloadDigest"] == (
-        "sha256:17d58604971b8f043560cac520c2de4c8003a0c771587ec03750ce75167a7ed6")
+    assert (
+        mapped.identity.workload_digest
+        == spec["workloadDigest"]
+        == ("sha256:17d58604971b8f043560cac520c2de4c8003a0c771587ec03750ce75167a7ed6")
+    )
     assert mapped.identity.implementation_digest == spec["implementationDigest"]
     assert mapped.identity.protocol_digest == spec["protocolDigest"]
     assert mapped.identity.environment_digest == spec["environmentDigest"]
@@ -80,7 +95,8 @@ def test_sample_tuple_is_shared_with_the_unfused_provider():
     sample = ki.map_row(SAMPLE_ROW)
     assert isinstance(unfused, ki.MappedRow) and isinstance(sample, ki.MappedRow)
     assert {k: v for k, v in unfused.digests.items() if k != "runDigest"} == {
-        k: v for k, v in sample.digests.items() if k != "runDigest"}
+        k: v for k, v in sample.digests.items() if k != "runDigest"
+    }
     assert unfused.run_digest != sample.run_digest
     assert unfused.external_id != sample.external_id
 
@@ -93,24 +109,34 @@ def test_metadata_never_enters_a_digest():
     assert ki.operation_manifest("rms_norm", "a" * 40) != ki.operation_manifest("rms_norm", "b" * 40)
 
 
-@pytest.mark.parametrize(("change", "reason", "key"), [
-    ({"metric_name": "memory"}, "memoryRows", None),
-    ({"kernel_name": "dpo_loss"}, "uncuratedKernels", "dpo_loss"),
-    ({"kernel_operation_mode": "no-grad-forward"}, "unknownConfig", "fused_add_rms_norm"),
-    ({"kernel_provider": "liger_cutile"}, "unknownProvider", "liger_cutile"),
-    ({"x_value": "qwen3.5_9b"}, "unknownConfig", "fused_add_rms_norm"),
-    ({"x_value": "1024.5"}, "unknownConfig", "fused_add_rms_norm"),
-    ({"extra_benchmark_config_str": "{not json"}, "unknownConfig", "fused_add_rms_norm"),
-    ({"extra_benchmark_config_str": '{"M": 2048, "dtype": "torch.float32"}'}, "unknownConfig", "fused_add_rms_norm"),
-    ({"extra_benchmark_config_str": '{"M": 2048, "dtype": "torch.float32", "eps": NaN}'}, "unknownConfig",
-     "fused_add_rms_norm"),
-    ({"gpu_name": "NVIDIA H200"}, "unknownGpu", "NVIDIA H200"),
-    ({"y_value_50": "0"}, "issues", "fused_add_rms_norm/liger_fused_add_rms_norm/1024"),
-    # the pass is checked before the provider; the config after it
-    ({"kernel_operation_mode": "no-grad-forward", "kernel_provider": "x"}, "unknownConfig", "fused_add_rms_norm"),
-    ({"kernel_provider": "x", "x_value": "nope"}, "unknownProvider", "x"),
-    ({"gpu_name": "NVIDIA H200", "x_value": "nope"}, "unknownConfig", "fused_add_rms_norm"),
-])
+@pytest.mark.parametrize(
+    ("change", "reason", "key"),
+    [
+        ({"metric_name": "memory"}, "memoryRows", None),
+        ({"kernel_name": "dpo_loss"}, "uncuratedKernels", "dpo_loss"),
+        ({"kernel_operation_mode": "no-grad-forward"}, "unknownConfig", "fused_add_rms_norm"),
+        ({"kernel_provider": "liger_cutile"}, "unknownProvider", "liger_cutile"),
+        ({"x_value": "qwen3.5_9b"}, "unknownConfig", "fused_add_rms_norm"),
+        ({"x_value": "1024.5"}, "unknownConfig", "fused_add_rms_norm"),
+        ({"extra_benchmark_config_str": "{not json"}, "unknownConfig", "fused_add_rms_norm"),
+        (
+            {"extra_benchmark_config_str": '{"M": 2048, "dtype": "torch.float32"}'},
+            "unknownConfig",
+            "fused_add_rms_norm",
+        ),
+        (
+            {"extra_benchmark_config_str": '{"M": 2048, "dtype": "torch.float32", "eps": NaN}'},
+            "unknownConfig",
+            "fused_add_rms_norm",
+        ),
+        ({"gpu_name": "NVIDIA H200"}, "unknownGpu", "NVIDIA H200"),
+        ({"y_value_50": "0"}, "issues", "fused_add_rms_norm/liger_fused_add_rms_norm/1024"),
+        # the pass is checked before the provider; the config after it
+        ({"kernel_operation_mode": "no-grad-forward", "kernel_provider": "x"}, "unknownConfig", "fused_add_rms_norm"),
+        ({"kernel_provider": "x", "x_value": "nope"}, "unknownProvider", "x"),
+        ({"gpu_name": "NVIDIA H200", "x_value": "nope"}, "unknownConfig", "fused_add_rms_norm"),
+    ],
+)
 def test_skip_reasons(change, reason, key):
     skip = ki.map_row({**SAMPLE_ROW, **change})
     assert isinstance(skip, ki.Skip)
@@ -119,8 +145,11 @@ def test_skip_reasons(change, reason, key):
 
 def test_float_config_values_bind_as_integers():
     # JSON.parse gives doubles: 2048.0 is the integer 2048, so the workload is the same one.
-    row = {**SAMPLE_ROW, "extra_benchmark_config_str": '{"M": 2048.0, "dtype": "torch.float32", "eps": 0.000001}',
-           "x_value": "1024.0"}
+    row = {
+        **SAMPLE_ROW,
+        "extra_benchmark_config_str": '{"M": 2048.0, "dtype": "torch.float32", "eps": 0.000001}',
+        "x_value": "1024.0",
+    }
     assert ki.map_row(row).identity.workload_digest == ki.map_row(SAMPLE_ROW).identity.workload_digest
 
 

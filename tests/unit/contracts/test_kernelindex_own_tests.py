@@ -6,7 +6,7 @@ import pytest
 
 from pipeline.contracts import kernelindex as ki
 
-from .shared_data import require_shared_data
+from tests.fixtures.shared_data import require_shared_data
 
 SLICE = "apps/web/src/server/import/liger/__fixtures__/all-benchmark-data-slice.csv"
 
@@ -22,16 +22,21 @@ def test_pinned_digest_vector():
     spec = {"name": "Vector Project", "repository": "https://example.invalid/vector/project"}
     assert ki.canonical_json({"apiVersion": ki.API_VERSION, "kind": "SoftwareProject", "spec": spec}) == (
         b'{"apiVersion":"kernelindex.dev/v1alpha1","kind":"SoftwareProject","spec":{"name":"Vector Project",'
-        b'"repository":"https://example.invalid/vector/project"}}')
+        b'"repository":"https://example.invalid/vector/project"}}'
+    )
     assert ki.object_digest(ki.API_VERSION, "SoftwareProject", spec) == (
-        "sha256:bea60af06f12216679b113d6624c5293d59bef2104ccc27cd33c992d124e039d")
+        "sha256:bea60af06f12216679b113d6624c5293d59bef2104ccc27cd33c992d124e039d"
+    )
 
 
 def test_csv_slice_parses_and_reconciles():
     rows, issues = ki.parse_csv(_slice_text())
     assert issues == [] and len(rows) == 9
-    assert ki.js_json_parse(rows[0]["extra_benchmark_config_str"]) == {"M": 2048, "dtype": "torch.bfloat16",
-                                                                        "eps": 1e-6}
+    assert ki.js_json_parse(rows[0]["extra_benchmark_config_str"]) == {
+        "M": 2048,
+        "dtype": "torch.bfloat16",
+        "eps": 1e-6,
+    }
     mapped = ki.map_file(rows)
     assert mapped.skipped == {**ki.empty_skipped(), "memoryRows": 1}
     assert mapped.issues == [] and len(mapped.runs) == 8
@@ -61,11 +66,15 @@ def test_missing_or_extra_columns():
 def test_era_specific_binders():
     rms = ki.KERNELS_BY_NAME["rms_norm"]
     assert ki.bind(rms, 1024.0, "H", {"M": 2048.0, "dtype": "torch.bfloat16", "eps": 1e-6}) == {
-        "axes": {"rows": 2048.0, "hidden": 1024.0}, "dtype": "bf16", "scalars": {"eps": 1e-6}}
+        "axes": {"rows": 2048.0, "hidden": 1024.0},
+        "dtype": "bf16",
+        "scalars": {"eps": 1e-6},
+    }
     assert ki.bind(rms, 2048.0, "BT", {"hidden_size": 4096.0, "dtype": "torch.bfloat16"}) is None
     rope = ki.KERNELS_BY_NAME["rope"]
-    bound = ki.bind(rope, 512.0, "H", {"dtype": "torch.bfloat16", "seq_len": 2048.0, "num_q_heads": 32.0,
-                                       "num_kv_heads": 8.0})
+    bound = ki.bind(
+        rope, 512.0, "H", {"dtype": "torch.bfloat16", "seq_len": 2048.0, "num_q_heads": 32.0, "num_kv_heads": 8.0}
+    )
     assert bound["axes"] == {"seq": 2048, "hidden": 512, "q_heads": 32, "kv_heads": 8}
 
 
