@@ -49,8 +49,15 @@ ORDER_TIMESTAMP = "timestamp"
 _SHORT_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _FILE_MODES = {"100644", "100755"}
-_REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                       "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE")
+_REPO_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
 
 
 class GhPagesError(RuntimeError):
@@ -151,10 +158,19 @@ def _naive_utc(dt: datetime) -> datetime:
 def _make_snapshot(name: FolderName, data: bytes, source: str, **extra) -> Snapshot:
     blob = git_blob_sha(data)
     run_started_at, gpus = _csv_facts(data)
-    return Snapshot(snapshot_id=f"{name.folder}@{blob[:12]}", folder=name.folder, short_sha=name.short_sha,
-                    folder_release=name.release, blob=blob, size_bytes=len(data), run_started_at=run_started_at,
-                    gpu_names=gpus, source=source, upstream_path=f"{BENCHMARKS_DIR}/{name.folder}/{CSV_NAME}",
-                    **extra)
+    return Snapshot(
+        snapshot_id=f"{name.folder}@{blob[:12]}",
+        folder=name.folder,
+        short_sha=name.short_sha,
+        folder_release=name.release,
+        blob=blob,
+        size_bytes=len(data),
+        run_started_at=run_started_at,
+        gpu_names=gpus,
+        source=source,
+        upstream_path=f"{BENCHMARKS_DIR}/{name.folder}/{CSV_NAME}",
+        **extra,
+    )
 
 
 def parse_commits_txt(text: str) -> list[str]:
@@ -201,8 +217,9 @@ def _env() -> dict[str, str]:
 def _run(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     cmd = ["git", "--git-dir", str(repo), "-c", "core.quotepath=false", "-c", "log.showSignature=false", *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=_env(), input=stdin,
-                              stdin=None if stdin is not None else subprocess.DEVNULL)
+        proc = subprocess.run(
+            cmd, capture_output=True, env=_env(), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL
+        )
     except FileNotFoundError as exc:
         raise GhPagesError("the git CLI is not installed") from exc
     if check and proc.returncode != 0:
@@ -236,8 +253,12 @@ def open_repo(repo: Path) -> Path:
     if not repo.is_dir():
         raise GhPagesError(f"{repo} is not a directory (expected a local Liger-Kernel clone)")
     try:
-        proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"], capture_output=True,
-                              env=_env(), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"],
+            capture_output=True,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError as exc:
         raise GhPagesError("the git CLI is not installed") from exc
     if proc.returncode == 0:
@@ -253,8 +274,13 @@ def _cat_file_batch(git_dir: Path, specs: list[str]) -> dict[str, bytes | None]:
     out: dict[str, bytes | None] = {}
     if not specs:
         return out
-    proc = subprocess.Popen(["git", "--git-dir", str(git_dir), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    proc = subprocess.Popen(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
 
     def feed() -> None:
         try:
@@ -314,8 +340,20 @@ def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = Non
     tip = _ref_exists(git_dir, f"refs/heads/{branch}") or _ref_exists(git_dir, branch)
     if tip is None:
         return found
-    out = _run(git_dir, "log", "-z", "--raw", "--no-abbrev", "--no-renames", "--diff-merges=first-parent",
-               "--no-color", "--format=%x01%H %cI", tip, "--", f"{BENCHMARKS_DIR}/*/{CSV_NAME}").stdout
+    out = _run(
+        git_dir,
+        "log",
+        "-z",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        "--diff-merges=first-parent",
+        "--no-color",
+        "--format=%x01%H %cI",
+        tip,
+        "--",
+        f"{BENCHMARKS_DIR}/*/{CSV_NAME}",
+    ).stdout
     entries: dict[tuple[str, str], tuple[str, datetime]] = {}  # (folder, blob) -> oldest (commit, date)
     bad: dict[str, str] = {}
     tokens = out.split(b"\0")
@@ -408,22 +446,32 @@ def commit_infos(git_dir: Path, shas: Iterable[str]) -> dict[str, CommitInfo]:
     shas = sorted(set(shas))
     if not shas:
         return {}
-    out = _run(git_dir, "log", "--no-walk=unsorted", "--stdin", "-z", "--no-color",
-               "--format=%H%x00%cI%x00%P%x00%s", stdin="".join(f"{s}\n" for s in shas).encode()).stdout
+    out = _run(
+        git_dir,
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "-z",
+        "--no-color",
+        "--format=%H%x00%cI%x00%P%x00%s",
+        stdin="".join(f"{s}\n" for s in shas).encode(),
+    ).stdout
     fields = out.decode("utf-8", errors="replace").split("\0")
     infos: dict[str, CommitInfo] = {}
     for k in range(0, len(fields) - 3, 4):
         sha = fields[k].strip()
-        infos[sha] = CommitInfo(sha, _naive_utc(datetime.fromisoformat(fields[k + 1])), fields[k + 3],
-                                tuple(fields[k + 2].split()))
+        infos[sha] = CommitInfo(
+            sha, _naive_utc(datetime.fromisoformat(fields[k + 1])), fields[k + 3], tuple(fields[k + 2].split())
+        )
     return infos
 
 
 def release_tags(git_dir: Path) -> dict[str, str]:
     """commit sha -> release (PEP 440, normalized) of the tags pointing at it (one ``for-each-ref``). Tags
     ``v<version>`` or ``<version>``; several on one commit -> the highest version."""
-    out = _run(git_dir, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:strip=2)",
-               "refs/tags").stdout.decode(errors="replace")
+    out = _run(
+        git_dir, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:strip=2)", "refs/tags"
+    ).stdout.decode(errors="replace")
     best: dict[str, Version] = {}
     for line in out.splitlines():
         parts = line.split(" ")
@@ -486,8 +534,9 @@ def main_graph(git_dir: Path, main_ref: str | None = None) -> MainGraph | None:
                 continue
             merged_by[x] = sha
             stack.extend(parents[x])
-    return MainGraph(ref=ref, tip=tip, chain=chain, position=position, merged_by=merged_by,
-                     dates={s: ctime[s] for s in chain})
+    return MainGraph(
+        ref=ref, tip=tip, chain=chain, position=position, merged_by=merged_by, dates={s: ctime[s] for s in chain}
+    )
 
 
 def graph_key(graph: MainGraph, sha: str, committed_at: datetime | None) -> tuple[int, int, datetime] | None:
@@ -536,8 +585,12 @@ class OrderedSnapshot:
     on_first_parent: bool | None  # None without a clone
 
 
-def order_snapshots(snapshots: list[Snapshot], repo: Path | None = None, commits_txt: list[str] | None = None,
-                    main_ref: str | None = None) -> list[OrderedSnapshot]:
+def order_snapshots(
+    snapshots: list[Snapshot],
+    repo: Path | None = None,
+    commits_txt: list[str] | None = None,
+    main_ref: str | None = None,
+) -> list[OrderedSnapshot]:
     """Resolve each snapshot's commit and release, and order the snapshots by commit (see docs/commits.md).
 
     The primary order is the best evidence available: the commit graph of a clone (``git``), else commits.txt,
@@ -569,11 +622,15 @@ def order_snapshots(snapshots: list[Snapshot], repo: Path | None = None, commits
             if key is not None:
                 gkeys[s.snapshot_id] = key
     if gkeys:
-        source, placed = ORDER_GIT, sorted((s for s in snapshots if s.snapshot_id in gkeys),
-                                           key=lambda s: (gkeys[s.snapshot_id], run_key(s)))
+        source, placed = (
+            ORDER_GIT,
+            sorted((s for s in snapshots if s.snapshot_id in gkeys), key=lambda s: (gkeys[s.snapshot_id], run_key(s))),
+        )
     elif txt_pos and any(s.folder in txt_pos for s in snapshots):
-        source, placed = ORDER_COMMITS_TXT, sorted((s for s in snapshots if s.folder in txt_pos),
-                                                   key=lambda s: (txt_pos[s.folder], run_key(s)))
+        source, placed = (
+            ORDER_COMMITS_TXT,
+            sorted((s for s in snapshots if s.folder in txt_pos), key=lambda s: (txt_pos[s.folder], run_key(s))),
+        )
     else:
         source, placed = ORDER_TIMESTAMP, sorted(snapshots, key=run_key)
     primary = {s.snapshot_id for s in placed}
@@ -599,12 +656,26 @@ def order_snapshots(snapshots: list[Snapshot], repo: Path | None = None, commits
             between = key[0] - prev_key[0]
         if src == ORDER_GIT:
             prev_key = key
-        rows.append(OrderedSnapshot(
-            snapshot_id=s.snapshot_id, folder=s.folder, commit=sha or s.short_sha, short_commit=s.short_sha[:7],
-            release=release, release_source=rsource, order_index=idx, commits_between=between, order_source=src,
-            committed_at=info.committed_at if info else None, subject=info.subject if info else None,
-            run_started_at=s.run_started_at, gpu_names=s.gpu_names, blob=s.blob, gh_pages_commit=s.gh_pages_commit,
-            on_first_parent=(sha in graph.position) if graph is not None and sha else None))
+        rows.append(
+            OrderedSnapshot(
+                snapshot_id=s.snapshot_id,
+                folder=s.folder,
+                commit=sha or s.short_sha,
+                short_commit=s.short_sha[:7],
+                release=release,
+                release_source=rsource,
+                order_index=idx,
+                commits_between=between,
+                order_source=src,
+                committed_at=info.committed_at if info else None,
+                subject=info.subject if info else None,
+                run_started_at=s.run_started_at,
+                gpu_names=s.gpu_names,
+                blob=s.blob,
+                gh_pages_commit=s.gh_pages_commit,
+                on_first_parent=(sha in graph.position) if graph is not None and sha else None,
+            )
+        )
     return rows
 
 
@@ -623,8 +694,14 @@ def order_snapshots(snapshots: list[Snapshot], repo: Path | None = None, commits
 # Over-inclusive on purpose (a suspect list, not a verdict): ops/jsd.py also counts for distill_jsd_loss.
 SHARED_FILES = frozenset({"ops/utils.py", "utils.py"})
 FAMILY_FILES = {
-    "loss": frozenset({"chunked_loss/fused_linear_preference.py", "chunked_loss/fused_linear_distillation.py",
-                       "chunked_loss/fused_linear_ppo.py", "chunked_loss/fused_linear_unpaired_preference.py"}),
+    "loss": frozenset(
+        {
+            "chunked_loss/fused_linear_preference.py",
+            "chunked_loss/fused_linear_distillation.py",
+            "chunked_loss/fused_linear_ppo.py",
+            "chunked_loss/fused_linear_unpaired_preference.py",
+        }
+    ),
 }
 KERNEL_ALIASES = {
     "tiled_geglu": ("tiled_mlp",),
@@ -641,7 +718,7 @@ def kernel_tokens(kernel_name: str) -> tuple[str, ...]:
 
 def _contains_run(tokens: tuple[str, ...], run: tuple[str, ...]) -> bool:
     n = len(run)
-    return n > 0 and any(tokens[i:i + n] == run for i in range(len(tokens) - n + 1))
+    return n > 0 and any(tokens[i : i + n] == run for i in range(len(tokens) - n + 1))
 
 
 def touches_kernel(paths: Iterable[str], kernel_name: str) -> bool:
@@ -655,7 +732,7 @@ def touches_kernel(paths: Iterable[str], kernel_name: str) -> bool:
     for path in paths:
         if not path.startswith(KERNEL_ROOT):
             continue
-        rel = path[len(KERNEL_ROOT):]
+        rel = path[len(KERNEL_ROOT) :]
         if rel in SHARED_FILES or any(rel in files for files in families):
             return True
         if not rel.endswith(".py"):
@@ -702,8 +779,10 @@ def _log_with_files(git_dir: Path, tips: list[str], base: str | None) -> dict[st
             continue
         sha, parents, date, subject = fields[:4]
         files = tuple(p for p in (f.lstrip("\n") for f in fields[4:]) if p.startswith(KERNEL_ROOT))
-        commits[sha] = (CommitInfo(sha, _naive_utc(datetime.fromisoformat(date)), subject, tuple(parents.split())),
-                        files)
+        commits[sha] = (
+            CommitInfo(sha, _naive_utc(datetime.fromisoformat(date)), subject, tuple(parents.split())),
+            files,
+        )
     return commits
 
 
@@ -743,9 +822,24 @@ def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRang
                 cache[sha] = ancestors(sha)
         members = cache[cur.commit] - cache[prev.commit]
         commits = sorted((log[s] for s in members), key=lambda e: (e[0].committed_at, e[0].sha), reverse=True)
-        ranges.append(CommitRange(prev.snapshot_id, cur.snapshot_id, prev.commit, cur.commit, tuple(
-            HistoryCommit(info.sha, info.committed_at, info.subject, files,
-                          (info.sha in on_chain) if graph is not None else None) for info, files in commits)))
+        ranges.append(
+            CommitRange(
+                prev.snapshot_id,
+                cur.snapshot_id,
+                prev.commit,
+                cur.commit,
+                tuple(
+                    HistoryCommit(
+                        info.sha,
+                        info.committed_at,
+                        info.subject,
+                        files,
+                        (info.sha in on_chain) if graph is not None else None,
+                    )
+                    for info, files in commits
+                ),
+            )
+        )
     return ranges
 
 

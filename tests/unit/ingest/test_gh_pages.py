@@ -34,22 +34,38 @@ def _folders(rows) -> list[str]:
 # --- folder names ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "sha", "release"), [
-    ("0a62700", "0a62700", None),
-    ("0a62700-v0.6.4", "0a62700", "0.6.4"),
-    ("81f932a-v0.6.5rc1", "81f932a", "0.6.5rc1"),
-    ("0a62700752e8592c0bf16916d1e4dbf598cee8c1", "0a62700752e8592c0bf16916d1e4dbf598cee8c1", None),
-])
+@pytest.mark.parametrize(
+    ("name", "sha", "release"),
+    [
+        ("0a62700", "0a62700", None),
+        ("0a62700-v0.6.4", "0a62700", "0.6.4"),
+        ("81f932a-v0.6.5rc1", "81f932a", "0.6.5rc1"),
+        ("0a62700752e8592c0bf16916d1e4dbf598cee8c1", "0a62700752e8592c0bf16916d1e4dbf598cee8c1", None),
+    ],
+)
 def test_good_folder_names(name, sha, release):
     parsed, reason = gp.parse_folder_name(name)
     assert reason is None
     assert (parsed.short_sha, parsed.release, parsed.folder) == (sha, release, name)
 
 
-@pytest.mark.parametrize("name", [
-    "latest", "abc123", "0A62700", "0a62700-0.6.4", "0a62700-v", "0a62700-vfoo", "0a62700-v0.6.4-extra",
-    "g0a6270", "0" * 41, "", " 0a62700", "commits.txt",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "latest",
+        "abc123",
+        "0A62700",
+        "0a62700-0.6.4",
+        "0a62700-v",
+        "0a62700-vfoo",
+        "0a62700-v0.6.4-extra",
+        "g0a6270",
+        "0" * 41,
+        "",
+        " 0a62700",
+        "commits.txt",
+    ],
+)
 def test_bad_folder_names_give_a_reason(name):
     parsed, reason = gp.parse_folder_name(name)
     assert parsed is None and reason
@@ -212,30 +228,33 @@ def test_reruns(clone, ordered, ranges):
     assert pairs == [(s("c1"), s("c2"), 1), (s("c2"), s("c2"), 0), (f"{s('c6')}-v0.2.0", s("c6"), 0)]
 
 
-@pytest.mark.parametrize(("paths", "kernel", "expected"), [
-    (["src/liger_kernel/ops/rms_norm.py"], "rms_norm", True),
-    (["src/liger_kernel/transformers/rms_norm.py"], "rms_norm", True),
-    (["src/liger_kernel/ops/rms_norm.py"], "fused_add_rms_norm", True),
-    (["src/liger_kernel/ops/rms_norm.py"], "layer_norm", False),
-    (["src/liger_kernel/ops/utils.py"], "geglu", True),  # shared
-    (["src/liger_kernel/utils.py"], "tvd", True),  # shared
-    (["src/liger_kernel/ops/cross_entropy.py"], "fused_linear_cross_entropy", True),
-    (["src/liger_kernel/ops/fused_linear_cross_entropy.py"], "cross_entropy", False),
-    (["src/liger_kernel/ops/fused_linear_jsd.py"], "jsd", False),
-    (["src/liger_kernel/chunked_loss/cpo_loss.py"], "fused_linear_cpo_loss", True),
-    (["src/liger_kernel/chunked_loss/fused_linear_preference.py"], "dpo_loss", True),  # family base
-    (["src/liger_kernel/chunked_loss/fused_linear_preference.py"], "swiglu", False),
-    (["src/liger_kernel/ops/grpo_loss.py"], "fused_linear_grpo_loss_token", True),
-    (["src/liger_kernel/ops/tiled_mlp.py"], "tiled_geglu", True),  # alias
-    (["src/liger_kernel/chunked_loss/cosine_similarity_loss.py"], "distill_cosine_loss", True),  # alias
-    (["src/liger_kernel/ops/dyt.py"], "dyt_beta=False", True),  # config suffix dropped
-    (["src/liger_kernel/ops/multi_token_attention.py"], "sparse_multi_token_attention", True),
-    (["src/liger_kernel/transformers/model/llama.py"], "rms_norm", False),
-    (["src/liger_kernel/chunked_loss/README.md"], "dpo_loss", False),
-    (["README.md", "test/transformers/test_rms_norm.py"], "rms_norm", False),  # outside src/liger_kernel/
-    ([], "rms_norm", False),
-    (["src/liger_kernel/ops/utils.py"], "", False),
-])
+@pytest.mark.parametrize(
+    ("paths", "kernel", "expected"),
+    [
+        (["src/liger_kernel/ops/rms_norm.py"], "rms_norm", True),
+        (["src/liger_kernel/transformers/rms_norm.py"], "rms_norm", True),
+        (["src/liger_kernel/ops/rms_norm.py"], "fused_add_rms_norm", True),
+        (["src/liger_kernel/ops/rms_norm.py"], "layer_norm", False),
+        (["src/liger_kernel/ops/utils.py"], "geglu", True),  # shared
+        (["src/liger_kernel/utils.py"], "tvd", True),  # shared
+        (["src/liger_kernel/ops/cross_entropy.py"], "fused_linear_cross_entropy", True),
+        (["src/liger_kernel/ops/fused_linear_cross_entropy.py"], "cross_entropy", False),
+        (["src/liger_kernel/ops/fused_linear_jsd.py"], "jsd", False),
+        (["src/liger_kernel/chunked_loss/cpo_loss.py"], "fused_linear_cpo_loss", True),
+        (["src/liger_kernel/chunked_loss/fused_linear_preference.py"], "dpo_loss", True),  # family base
+        (["src/liger_kernel/chunked_loss/fused_linear_preference.py"], "swiglu", False),
+        (["src/liger_kernel/ops/grpo_loss.py"], "fused_linear_grpo_loss_token", True),
+        (["src/liger_kernel/ops/tiled_mlp.py"], "tiled_geglu", True),  # alias
+        (["src/liger_kernel/chunked_loss/cosine_similarity_loss.py"], "distill_cosine_loss", True),  # alias
+        (["src/liger_kernel/ops/dyt.py"], "dyt_beta=False", True),  # config suffix dropped
+        (["src/liger_kernel/ops/multi_token_attention.py"], "sparse_multi_token_attention", True),
+        (["src/liger_kernel/transformers/model/llama.py"], "rms_norm", False),
+        (["src/liger_kernel/chunked_loss/README.md"], "dpo_loss", False),
+        (["README.md", "test/transformers/test_rms_norm.py"], "rms_norm", False),  # outside src/liger_kernel/
+        ([], "rms_norm", False),
+        (["src/liger_kernel/ops/utils.py"], "", False),
+    ],
+)
 def test_touches_kernel(paths, kernel, expected):
     assert gp.touches_kernel(paths, kernel) is expected
 

@@ -13,16 +13,40 @@ from pipeline.ingest import gh_pages as gp
 REAL = Path(os.environ.get("LIGER_REAL_GIT_REPO", "/work/shared/data/liger_git"))
 DATA_RAW_PAGES = Path(__file__).resolve().parents[3] / "data_raw" / "liger_gh_pages"
 
-pytestmark = pytest.mark.skipif(not (REAL / "objects").is_dir() and not (REAL / ".git").exists(),
-                                reason=f"no real Liger-Kernel clone at {REAL}")
+pytestmark = pytest.mark.skipif(
+    not (REAL / "objects").is_dir() and not (REAL / ".git").exists(), reason=f"no real Liger-Kernel clone at {REAL}"
+)
 
 # snapshot folders in commit order (main's first-parent chain), with first-parent commits from the previous one
 EXPECTED = [
-    ("b6ed735", None), ("c1bdc24", 3), ("0701bab", 3), ("d47751c", 2), ("08906d3", 4), ("02bac05", 8),
-    ("5e8f12b", 3), ("7705dcc", 18), ("2845fe8", 4), ("77a4c1a", 9), ("1c07943", 22), ("c856fba", 7),
-    ("33924d2", 2), ("d5648bf-v0.6.3", 4), ("a80f30b", 2), ("817436f", 7), ("4c32ab6", 1), ("0a62700-v0.6.4", 7),
-    ("0a62700", 0), ("3d075fd", 3), ("49e6353", 3), ("6059dfb", 5), ("5101e3c", 11), ("3b79375", 18),
-    ("4444fdf", 11), ("7656bcb", 5), ("81f932a-v0.6.5", 3), ("1fdb668", 2),
+    ("b6ed735", None),
+    ("c1bdc24", 3),
+    ("0701bab", 3),
+    ("d47751c", 2),
+    ("08906d3", 4),
+    ("02bac05", 8),
+    ("5e8f12b", 3),
+    ("7705dcc", 18),
+    ("2845fe8", 4),
+    ("77a4c1a", 9),
+    ("1c07943", 22),
+    ("c856fba", 7),
+    ("33924d2", 2),
+    ("d5648bf-v0.6.3", 4),
+    ("a80f30b", 2),
+    ("817436f", 7),
+    ("4c32ab6", 1),
+    ("0a62700-v0.6.4", 7),
+    ("0a62700", 0),
+    ("3d075fd", 3),
+    ("49e6353", 3),
+    ("6059dfb", 5),
+    ("5101e3c", 11),
+    ("3b79375", 18),
+    ("4444fdf", 11),
+    ("7656bcb", 5),
+    ("81f932a-v0.6.5", 3),
+    ("1fdb668", 2),
 ]
 
 
@@ -79,8 +103,14 @@ def test_0a62700_benchmarked_twice(ordered):
 
 def test_releases(ordered):
     got = {r.folder: r.release for r in ordered if r.release}
-    assert got == {"7705dcc": "0.6.1", "77a4c1a": "0.6.2", "d5648bf-v0.6.3": "0.6.3", "0a62700-v0.6.4": "0.6.4",
-                   "0a62700": "0.6.4", "81f932a-v0.6.5": "0.6.5"}
+    assert got == {
+        "7705dcc": "0.6.1",
+        "77a4c1a": "0.6.2",
+        "d5648bf-v0.6.3": "0.6.3",
+        "0a62700-v0.6.4": "0.6.4",
+        "0a62700": "0.6.4",
+        "81f932a-v0.6.5": "0.6.5",
+    }
 
 
 def test_ranges_and_reruns(ordered, ranges):
@@ -89,8 +119,12 @@ def test_ranges_and_reruns(ordered, ranges):
     # on a linear history, the range holds exactly the first-parent commits counted
     assert [len(r.commits) for r in ranges] == [b for _, b in EXPECTED[1:]]
     reruns = [(folder[r.from_snapshot], folder[r.to_snapshot], len(r.commits)) for r in gp.find_reruns(ranges)]
-    assert reruns == [("b6ed735", "c1bdc24", 3), ("0701bab", "d47751c", 2), ("02bac05", "5e8f12b", 3),
-                      ("0a62700-v0.6.4", "0a62700", 0)]
+    assert reruns == [
+        ("b6ed735", "c1bdc24", 3),
+        ("0701bab", "d47751c", 2),
+        ("02bac05", "5e8f12b", 3),
+        ("0a62700-v0.6.4", "0a62700", 0),
+    ]
     readme = next(r for r in ranges if folder[r.to_snapshot] == "5e8f12b")
     assert all(not c.kernel_paths for c in readme.commits)
 
