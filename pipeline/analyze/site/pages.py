@@ -118,7 +118,7 @@ def _sweep_cells(sweep: dict) -> str:
 
 
 def _config_cell(sweep: dict) -> str:
-    return f"<td><code>{_e(sweep['x_name'])}</code> · <code>{_e(sweep['extra_config'])}</code></td>"
+    return f"<td class='long'><code>{_e(sweep['x_name'])}</code> · <code>{_e(sweep['extra_config'])}</code></td>"
 
 
 def _comparison_table(data: SiteData, rows: list[Comparison], table_id: str) -> str:

@@ -22,6 +22,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from .core_access import FLAGGED_VERDICTS, SEVERITY_SQL, parse_version
 
@@ -223,11 +224,17 @@ def build_payload(con) -> SiteData:
                                   + [int(sweep["is_liger"])])
                 points.append([])
                 newest.append((-1, 0))
-            points[sid] += [strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)]
+            points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
             if ax > newest[sid][0]:
                 newest[sid] = (ax, int(runs))
             elif ax == newest[sid][0]:
                 newest[sid] = (ax, max(newest[sid][1], int(runs)))
+
+    # x points in the query's order (numeric x first), each x point's values in axis order
+    for sid, rows in enumerate(points):
+        x_order = {xv: i for i, xv in reversed(list(enumerate(r[0] for r in rows)))}
+        rows.sort(key=lambda r: (x_order[r[0]], r[1]))
+        points[sid] = [v for r in rows for v in r]
 
     comparisons: list[Comparison] = []
     cmp_rows: list[list] = []
@@ -303,14 +310,20 @@ def _suspects(con, relations: set[str], sweeps: list[dict], sweep_id: dict[tuple
     by_sweep: dict[str, list[int]] = {}
     for raw in cur.fetchall():
         rec = dict(zip(cols, raw, strict=True))
-        values = [sig4(v) if isinstance(v, float) else (v if isinstance(v, int | bool) or v is None else str(v))
-                  for v in (rec[c] for c in shown)]
+        values = [_cell(rec[c]) for c in shown]
         idx = len(rows)
         rows.append([rec[k] for k in keys] + values)
         if keys:
             for sid in by_key.get(tuple(rec[k] for k in keys), []):
                 by_sweep.setdefault(str(sid), []).append(idx)
     return {"keys": keys, "cols": shown, "rows": rows, "by_sweep": by_sweep}
+
+
+def _cell(value):
+    """A suspect-table value for JSON: numbers to 4 digits, ints and None as they are, the rest as text."""
+    if isinstance(value, float | Decimal):
+        return sig4(value)
+    return value if value is None or isinstance(value, int | bool) else str(value)
 
 
 def payload_json(payload: dict) -> str:
