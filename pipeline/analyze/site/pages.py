@@ -133,7 +133,7 @@ def _comparison_table(data: SiteData, rows: list[Comparison], table_id: str) -> 
             f"<td>{_e(c.from_version)} → {_e(c.to_version)}</td><td>{_badge(c.verdict)}</td>"
             f"<td>{_ratio(c.ratio)}</td><td>{ref}</td><td>{_ratio(c.normalized_ratio)}</td>"
             f"<td>{_pct(c.threshold, '±')}</td><td>{_pct(c.band_fraction)}</td>"
-            f"<td>{_e(c.from_runs)} / {_e(c.to_runs)}</td><td>{_e(c.reason)}</td></tr>")
+            f"<td>{_e(c.from_runs)} / {_e(c.to_runs)}</td><td class='reason'>{_e(c.reason)}</td></tr>")
     return (f"<div class='tablewrap'><table id='{table_id}'><thead><tr>"
             + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
