@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup lint run test bench dev clean schemas sql notebook spark-views dagster-instance
+.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -63,6 +63,10 @@ dev: setup
 sql: setup
 	$(PY) -m pipeline.cli.sql_shell $(if $(Q),-c "$(Q)")
 
+## Static dashboard of warehouse/liger.duckdb -> warehouse/site/index.html (opens from disk, no server).
+site: setup
+	$(PY) -m pipeline.analyze.site
+
 ## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
 notebook: setup $(VENV)/.synced-notebook
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
@@ -80,4 +84,4 @@ schemas: setup
 	$(PY) -c "from pathlib import Path; from pipeline.contracts.records import export_json_schemas; export_json_schemas(Path('schemas'))"
 
 clean:
-	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark
+	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark warehouse/site

@@ -1,0 +1,1 @@
+"""Analyses that read the published warehouse (``liger.duckdb``); pure Python, no Dagster."""

@@ -1,0 +1,102 @@
+"""`make site`: a static, interactive dashboard of the published warehouse (no server needed).
+
+    from pipeline.analyze.site import write_site
+    index = write_site("warehouse/liger.duckdb", "warehouse/site")   # -> warehouse/site/index.html
+
+Writes into ``out_dir``:
+
+* ``index.html`` -- the explorer (kernel, pass, metric, GPU, provider, x/config and reference
+  selects; each change rebuilds one Plotly figure with ``Plotly.react`` from the embedded payload):
+  a sweep's p50 per x point over versions (over commits once ``measurements`` has ``commit`` and
+  ``commit_order``) with its p20-p80 band, the reference provider dashed, the sweep's verdicts from
+  ``sweep_regressions`` with their evidence, suspects from ``commit_suspects`` when that view exists;
+  a per-GPU overview of every liger-family sweep (latest change, verdict, runs); the releases;
+* ``release-<version>.html`` -- per release: coverage, what moved (flagged verdicts with evidence),
+  what was compared and unchanged, what was not compared and why;
+* ``plotly.min.js`` -- Plotly for offline use, written once beside the pages.
+
+Pure Python, no Dagster. Opens ``liger.duckdb`` read-only; every file is written aside and renamed.
+All calls into ``pipeline.core`` live in ``core_access.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .core_access import coverage_by_version, open_readonly
+from .pages import PLOTLY_FILE, index_html, release_file_name, release_html
+from .payload import SiteData, build_payload, payload_json
+
+__all__ = ["SiteData", "build_payload", "payload_json", "write_site"]
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_plotly(out_dir: Path) -> None:
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs().encode()
+    target = out_dir / PLOTLY_FILE
+    if not target.exists() or target.stat().st_size != len(js) or target.read_bytes() != js:
+        _atomic_write(target, js)
+
+
+def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
+    """Build the dashboard from the published ``liger.duckdb``; returns the path of ``index.html``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open_readonly(duckdb_path) as con:
+        data = build_payload(con)
+        coverage = coverage_by_version(con)
+    by_version = {c.version: c for c in coverage}
+    newest = next((c for c in coverage if c.version is not None), None)
+    headline = newest.regressions_line() if newest else "No Liger version measured yet."
+
+    _write_plotly(out_dir)
+    written = set()
+    for version in data.versions:
+        name = release_file_name(version)
+        _atomic_write(out_dir / name, release_html(data, version, by_version.get(version)).encode())
+        written.add(name)
+    for stale in out_dir.glob("release-*.html"):
+        if stale.name not in written:
+            stale.unlink(missing_ok=True)
+    index = out_dir / "index.html"
+    _atomic_write(index, index_html(data, coverage, headline, Path(duckdb_path).name).encode())
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from .core_access import default_duckdb_path, default_out_dir
+
+    ap = argparse.ArgumentParser(prog="python -m pipeline.analyze.site", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default=str(default_duckdb_path()), help="the published liger.duckdb")
+    ap.add_argument("--out", default=str(default_out_dir()), help="output folder (default warehouse/site)")
+    args = ap.parse_args(argv)
+    if not Path(args.db).exists():
+        ap.error(f"{args.db} does not exist: run `make run` first")
+    started = time.perf_counter()
+    index = write_site(args.db, args.out)
+    seconds = time.perf_counter() - started
+    pages = sorted(index.parent.glob("*.html"))
+    total = sum(p.stat().st_size for p in pages)
+    plotly_size = (index.parent / PLOTLY_FILE).stat().st_size
+    print(f"site:   {index}  ({index.stat().st_size / 1024:,.0f} KiB; {len(pages) - 1} release pages, "
+          f"{total / 1024:,.0f} KiB of HTML in all; {PLOTLY_FILE} {plotly_size / 1024:,.0f} KiB) in {seconds:.1f} s")
+    return 0

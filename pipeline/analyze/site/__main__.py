@@ -1,0 +1,3 @@
+from pipeline.analyze.site import main
+
+raise SystemExit(main())

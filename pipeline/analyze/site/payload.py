@@ -1,0 +1,334 @@
+"""The dashboard's data: a few bounded queries over ``liger.duckdb`` -> one compact JSON payload.
+
+What the page receives, per sweep (kernel, provider, pass, metric, GPU, x name, config) and axis
+point (a Liger version, or a commit when ``measurements`` has ``commit`` and ``commit_order``):
+p20 / p50 / p80 of every x point, rounded to 4 significant digits, and the runs at the sweep's
+newest point. Every string is dictionary-encoded (``payload["s"][<field>]``); rows hold indexes.
+Beside it the sweep verdicts of ``sweep_regressions`` with their evidence, and the rows of a
+``commit_suspects`` view when the warehouse has one.
+
+Axis:
+* ``version``: one point per Liger version, in PEP 440 order (``version_rank`` of
+  ``liger_version_order``; computed here with ``packaging`` when that table is missing); the
+  values are ``series_versions`` (median p50 over the runs of a version, p20/p80 envelope).
+* ``commit``: one point per commit, the same rule over the runs of a commit; ordered by
+  ``version_rank``, then ``commit_order`` (a measurement without a commit is its version's first
+  point); labelled with the short commit and ``release`` when that column exists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from .core_access import FLAGGED_VERDICTS, SEVERITY_SQL, parse_version
+
+__all__ = ["SWEEP_KEY", "SiteData", "build_payload", "payload_json", "sig4"]
+
+PAYLOAD_VERSION = 1
+SWEEP_KEY = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name",
+             "x_name", "extra_config")
+_SWEEP_COLS = ", ".join(SWEEP_KEY)
+# a commit_suspects view is read up to this many rows (the page stays bounded whatever it holds)
+MAX_SUSPECT_ROWS = 5000
+# string fields of a sweep, in the order of a row of payload["sweeps"]
+SWEEP_FIELDS = ("kernel", "provider", "mode", "metric", "gpu", "xname", "config", "unit")
+
+
+def sig4(value) -> float | int | None:
+    """``value`` rounded to 4 significant digits (an int when whole), None when not a finite number."""
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    rounded = float(f"{value:.4g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 1e15 else rounded
+
+
+class _Strings:
+    """Dictionary encoder: each distinct string (or None) once, rows carry its index."""
+
+    def __init__(self) -> None:
+        self.values: list[str | None] = []
+        self._index: dict[str | None, int] = {}
+
+    def __call__(self, value) -> int:
+        key = None if value is None else str(value)
+        idx = self._index.get(key)
+        if idx is None:
+            idx = self._index[key] = len(self.values)
+            self.values.append(key)
+        return idx
+
+
+@dataclass
+class Comparison:
+    """One row of ``sweep_regressions`` as the release pages need it."""
+
+    sweep: int
+    from_version: str | None
+    to_version: str | None
+    verdict: str
+    ratio: float | None
+    reference_ratio: float | None
+    normalized_ratio: float | None
+    threshold: float | None
+    band_fraction: float | None
+    points: int | None
+    from_runs: int | None
+    to_runs: int | None
+    reference_providers: str | None
+    reason: str | None
+
+
+@dataclass
+class SiteData:
+    """The payload the page embeds, plus what the release pages render on the Python side."""
+
+    payload: dict
+    axis_mode: str
+    versions: list[str]                         # PEP 440 order
+    sweeps: list[dict]                          # id -> {kernel_name, ..., is_liger}
+    comparisons: list[Comparison] = field(default_factory=list)
+    not_compared: dict[str, list[dict]] = field(default_factory=dict)   # version -> version_coverage rows
+    axis_labels_by_version: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _relations(con) -> set[str]:
+    return {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+
+
+def _columns(con, relation: str) -> set[str]:
+    return {r[0] for r in con.execute(
+        "select column_name from information_schema.columns where table_name = ?", [relation]).fetchall()}
+
+
+def _records(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def _version_ranks(con, relations: set[str]) -> list[tuple[int, str]]:
+    """(rank, label) of every orderable version, in order; two spellings of one release share a rank."""
+    if "liger_version_order" in relations:
+        return [(r, v) for r, v in con.execute(
+            "select version_rank, max(liger_version) from liger_version_order where version_rank is not null "
+            "group by version_rank order by version_rank").fetchall()]
+    # fallback: PEP 440 here (the warehouse always has the table; a hand-made file may not)
+    texts = [r[0] for r in con.execute(
+        "select distinct liger_version from measurements where liger_version is not null").fetchall()]
+    parsed = sorted({p for p in (parse_version(t) for t in texts) if p is not None})
+    rank_of = {p: i + 1 for i, p in enumerate(parsed)}
+    labels: dict[int, str] = {}
+    for t in texts:
+        p = parse_version(t)
+        if p is not None:
+            labels[rank_of[p]] = max(labels.get(rank_of[p], t), t)
+    return sorted(labels.items())
+
+
+_AXIS_KEY_SQL = "case when \"commit\" is null then 'v:' || version_rank else 'c:' || \"commit\" end"
+
+
+def _ranked_measurements(cols: set[str], ranks: list[tuple[int, str]]) -> str:
+    """``measurements`` with a version_rank: its own column, else a literal map of the ranks found."""
+    if "version_rank" in cols:
+        return "measurements"
+    cases = " ".join(f"when liger_version = '{label.replace(chr(39), chr(39) * 2)}' then {rank}"
+                     for rank, label in ranks)
+    return f"(select *, {f'case {cases} end' if cases else 'cast(null as integer)'} as version_rank from measurements)"
+
+
+def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
+    release = "max(release)" if "release" in cols else "cast(null as varchar)"
+    rows = _records(con, f"""
+        select {_AXIS_KEY_SQL} as axis_key, max("commit") as commit, max(commit_order) as commit_order,
+               {release} as release, max(version_rank) as version_rank
+        from {ranked} as m
+        where version_rank is not null and p50 > 0
+        group by all""")
+    rows.sort(key=lambda r: (r["version_rank"], r["commit"] is not None, r["commit_order"] is None,
+                             r["commit_order"] or 0, r["commit"] or ""))
+    return rows
+
+
+def build_payload(con) -> SiteData:
+    """Read the published warehouse once (a handful of queries) and encode what the page shows."""
+    relations = _relations(con)
+    mcols = _columns(con, "measurements")
+    commit_mode = {"commit", "commit_order"} <= mcols
+    ranks = _version_ranks(con, relations)
+    versions = [label for _, label in ranks]
+    ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
+    strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
+
+    # the Liger-family rule stays in the views: which provider is liger, as series_versions says
+    is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
+
+    axis_labels: list[str] = []
+    axis_ver: list[int] = []
+    if commit_mode:
+        ranked = _ranked_measurements(mcols, ranks)
+        axis_index = {}
+        for r in _commit_axis(con, mcols, ranked):
+            axis_index[r["axis_key"]] = len(axis_labels)
+            if r["commit"] is None:
+                label = versions[ver_of_rank[r["version_rank"]]]
+            else:
+                label = str(r["commit"])[:8] + (f" ({r['release']})" if r["release"] else "")
+            axis_labels.append(label)
+            axis_ver.append(ver_of_rank[r["version_rank"]])
+        points_sql = f"""
+            select {_SWEEP_COLS}, max(metric_unit) as metric_unit, x_value, max(x_numeric) as x_numeric,
+                   {_AXIS_KEY_SQL} as axis_key, min(p20) as p20, median(p50) as p50, max(p80) as p80,
+                   count(*) as runs
+            from {ranked} as m
+            where version_rank is not null and p50 > 0
+            group by {_SWEEP_COLS}, x_value, axis_key
+            order by {_SWEEP_COLS}, x_numeric nulls last, x_value"""
+    else:
+        axis_index = {rank: i for i, (rank, _) in enumerate(ranks)}
+        axis_labels = list(versions)
+        axis_ver = list(range(len(versions)))
+        points_sql = f"""
+            select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, version_rank as axis_key, p20, p50, p80, runs
+            from series_versions
+            order by {_SWEEP_COLS}, x_numeric nulls last, x_value, version_rank"""
+
+    sweep_id: dict[tuple, int] = {}
+    sweeps: list[dict] = []
+    sweep_rows: list[list] = []
+    points: list[list] = []
+    newest: list[tuple[int, int]] = []          # (axis index, runs) of each sweep's newest point
+    cur = con.execute(points_sql)
+    while batch := cur.fetchmany(10_000):
+        for row in batch:
+            key = row[:7]
+            unit, x_value, _x_numeric, axis_key, p20, p50, p80, runs = row[7:]
+            ax = axis_index.get(axis_key)
+            if ax is None:
+                continue
+            sid = sweep_id.get(key)
+            if sid is None:
+                sid = sweep_id[key] = len(sweeps)
+                sweep = dict(zip(SWEEP_KEY, key, strict=True))
+                sweep["metric_unit"] = unit
+                sweep["is_liger"] = bool(is_liger.get(key[1], False))
+                sweeps.append(sweep)
+                sweep_rows.append([strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)]
+                                  + [int(sweep["is_liger"])])
+                points.append([])
+                newest.append((-1, 0))
+            points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
+            if ax > newest[sid][0]:
+                newest[sid] = (ax, int(runs))
+            elif ax == newest[sid][0]:
+                newest[sid] = (ax, max(newest[sid][1], int(runs)))
+
+    # x points in the query's order (numeric x first), each x point's values in axis order
+    for sid, rows in enumerate(points):
+        x_order = {xv: i for i, xv in reversed(list(enumerate(r[0] for r in rows)))}
+        rows.sort(key=lambda r: (x_order[r[0]], r[1]))
+        points[sid] = [v for r in rows for v in r]
+
+    comparisons: list[Comparison] = []
+    cmp_rows: list[list] = []
+    for r in _records(con, f"""
+            select {_SWEEP_COLS}, from_version, to_version, from_version_rank, to_version_rank, verdict,
+                   geomean_ratio, geomean_reference_ratio, geomean_normalized_ratio, threshold, band_fraction,
+                   shared_points, from_runs, to_runs, reference_providers, reason
+            from sweep_regressions
+            order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}"""):
+        sid = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
+        if sid is None or r["to_version_rank"] not in ver_of_rank:
+            continue
+        c = Comparison(
+            sweep=sid, from_version=r["from_version"], to_version=r["to_version"], verdict=r["verdict"],
+            ratio=r["geomean_ratio"], reference_ratio=r["geomean_reference_ratio"],
+            normalized_ratio=r["geomean_normalized_ratio"], threshold=r["threshold"],
+            band_fraction=r["band_fraction"], points=r["shared_points"], from_runs=r["from_runs"],
+            to_runs=r["to_runs"], reference_providers=r["reference_providers"], reason=r["reason"])
+        comparisons.append(c)
+        cmp_rows.append([
+            sid, ver_of_rank.get(r["from_version_rank"], -1), ver_of_rank[r["to_version_rank"]],
+            strings["verdict"](c.verdict), sig4(c.ratio), sig4(c.reference_ratio), sig4(c.normalized_ratio),
+            sig4(c.threshold), sig4(c.band_fraction), c.points, c.from_runs, c.to_runs,
+            strings["refs"](c.reference_providers), strings["reason"](c.reason)])
+
+    not_compared: dict[str, list[dict]] = {}
+    if "version_coverage" in relations:
+        for r in _records(con, f"""
+                select {_SWEEP_COLS}, version_rank, reason, to_runs from version_coverage
+                where compared_with is null
+                order by version_rank, reason, {_SWEEP_COLS}"""):
+            if r["version_rank"] in ver_of_rank:
+                r["sweep"] = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
+                not_compared.setdefault(versions[ver_of_rank[r["version_rank"]]], []).append(r)
+
+    labels_by_version: dict[str, list[str]] = {}
+    for label, ver in zip(axis_labels, axis_ver, strict=True):
+        labels_by_version.setdefault(versions[ver], []).append(label)
+
+    payload = {
+        "v": PAYLOAD_VERSION,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "axis": {"mode": "commit" if commit_mode else "version", "label": axis_labels, "ver": axis_ver},
+        "versions": versions,
+        "flagged": list(FLAGGED_VERDICTS),
+        "s": {name: enc.values for name, enc in strings.items()},
+        "sweeps": sweep_rows,
+        "pts": points,
+        "runs": [n for _, n in newest],
+        "cmp": cmp_rows,
+        "suspects": _suspects(con, relations, sweeps, sweep_id),
+    }
+    return SiteData(payload=payload, axis_mode=payload["axis"]["mode"], versions=versions, sweeps=sweeps,
+                    comparisons=comparisons, not_compared=not_compared, axis_labels_by_version=labels_by_version)
+
+
+def _suspects(con, relations: set[str], sweeps: list[dict], sweep_id: dict[tuple, int]) -> dict | None:
+    """Hook for the coming ``commit_suspects`` view: its rows, attached to the sweeps they name.
+
+    Whatever sweep-key columns the view has are matched (a row without x_name / extra_config names every
+    sweep of its kernel, provider, pass, metric and GPU); the other columns are shown as they are.
+    None when the view does not exist."""
+    if "commit_suspects" not in relations:
+        return None
+    cur = con.execute(f"select * from commit_suspects limit {MAX_SUSPECT_ROWS}")
+    cols = [d[0] for d in cur.description]
+    keys = [k for k in SWEEP_KEY if k in cols]
+    shown = [c for c in cols if c not in keys]
+    by_key: dict[tuple, list[int]] = {}
+    for sid, s in enumerate(sweeps):
+        by_key.setdefault(tuple(s[k] for k in keys), []).append(sid)
+    rows: list[list] = []
+    by_sweep: dict[str, list[int]] = {}
+    for raw in cur.fetchall():
+        rec = dict(zip(cols, raw, strict=True))
+        values = [_cell(rec[c]) for c in shown]
+        idx = len(rows)
+        rows.append([rec[k] for k in keys] + values)
+        if keys:
+            for sid in by_key.get(tuple(rec[k] for k in keys), []):
+                by_sweep.setdefault(str(sid), []).append(idx)
+    return {"keys": keys, "cols": shown, "rows": rows, "by_sweep": by_sweep}
+
+
+def _cell(value):
+    """A suspect-table value for JSON: numbers to 4 digits, ints and None as they are, the rest as text."""
+    if isinstance(value, float | Decimal):
+        return sig4(value)
+    return value if value is None or isinstance(value, int | bool) else str(value)
+
+
+def payload_json(payload: dict) -> str:
+    """Compact JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
+    survive unescaped, so no data string can close the script element or open a comment."""
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))

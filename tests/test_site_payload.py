@@ -1,0 +1,136 @@
+"""The dashboard's payload builder and pages on a tiny hand-made DuckDB file (tests/site_fixture.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pipeline.analyze.site import build_payload, payload_json, write_site
+from pipeline.analyze.site.core_access import open_readonly
+from pipeline.analyze.site.pages import release_file_name
+from pipeline.analyze.site.payload import sig4
+from tests.site_fixture import HOSTILE_KERNEL, HOSTILE_REASON, VERSIONS, build_site_db
+
+EXTERNAL_LOAD = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
+
+
+def _payload(tmp_path, **kwargs) -> dict:
+    db = build_site_db(tmp_path / "site.duckdb", **kwargs)
+    with open_readonly(db) as con:
+        return build_payload(con).payload
+
+
+def _sweep(p: dict, kernel: str, provider: str) -> int:
+    s = p["s"]
+    return next(i for i, r in enumerate(p["sweeps"])
+                if s["kernel"][r[0]] == kernel and s["provider"][r[1]] == provider)
+
+
+def _points(p: dict, sid: int) -> list[tuple]:
+    flat = p["pts"][sid]
+    return [(p["s"]["xval"][flat[i]], p["axis"]["label"][flat[i + 1]], *flat[i + 2:i + 5])
+            for i in range(0, len(flat), 5)]
+
+
+def test_sig4():
+    assert sig4(0.0012345678) == 0.001235
+    assert sig4(1234.5678) == 1235
+    assert sig4(12345678.9) == 12350000
+    assert sig4(None) is None and sig4(float("nan")) is None and sig4(float("inf")) is None
+    assert sig4(2.0) == 2 and isinstance(sig4(2.0), int)
+
+
+def test_payload_by_version(tmp_path):
+    p = _payload(tmp_path)
+    assert p["axis"]["mode"] == "version"
+    assert p["axis"]["label"] == list(VERSIONS) == p["versions"]      # PEP 440, not text order
+    s = p["s"]
+    # dictionary-encoded: each string once, sweeps hold indexes
+    assert s["kernel"].count(HOSTILE_KERNEL) == 1 and len(p["sweeps"]) == 4
+    liger = _sweep(p, HOSTILE_KERNEL, "liger")
+    torch = _sweep(p, HOSTILE_KERNEL, "torch")
+    assert p["sweeps"][liger][-1] == 1 and p["sweeps"][torch][-1] == 0
+    pts = _points(p, liger)
+    # x points numerically (256 before 1024), versions in order; p20/p50/p80 rounded to 4 digits
+    assert [x for x, *_ in pts] == ["256"] * 3 + ["1024"] * 3
+    assert [v for _, v, *_ in pts[:3]] == list(VERSIONS)
+    assert pts[0][2:] == (0.2844, 0.316, 0.3477)
+    # 0.10.0 had two liger runs: median p50, envelope band, runs counted at the newest point
+    assert pts[2][2:] == (sig4(0.9 * 1.5 * 0.0012345678 * 256), sig4(1.55 * 0.0012345678 * 256),
+                          sig4(1.1 * 1.6 * 0.0012345678 * 256))
+    assert p["runs"][liger] == 2
+    plain = _sweep(p, "plain", "liger")
+    assert p["runs"][plain] == 2
+    # verdicts with their evidence, newest first
+    cmp = [c for c in p["cmp"] if c[0] == liger]
+    assert [s["verdict"][c[3]] for c in cmp] == ["regression", "unchanged"]
+    newest = cmp[0]
+    assert (newest[1], newest[2]) == (1, 2)
+    assert newest[4] == 1.235 and newest[7] == 0.0689
+    assert s["reason"][newest[13]] == HOSTILE_REASON and s["refs"][newest[12]] == "torch"
+    assert p["suspects"] is None
+
+
+def test_payload_json_is_safe_in_a_script_element(tmp_path):
+    p = _payload(tmp_path)
+    text = payload_json(p)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == p
+    assert text.startswith('{"v":1,"generated":')     # compact separators
+
+
+def test_payload_by_commit_when_measurements_have_commits(tmp_path):
+    p = _payload(tmp_path, commits=True)
+    assert p["axis"]["mode"] == "commit"
+    # versions without a commit are their version's point; commits in commit_order within their version
+    assert p["axis"]["label"] == ["0.1.0", "0.2.0", "aaaaaaaa (v0.10.0)", "bbbbbbbb (v0.10.0)"]
+    assert p["axis"]["ver"] == [0, 1, 2, 2]
+    pts = _points(p, _sweep(p, HOSTILE_KERNEL, "liger"))
+    assert [v for x, v, *_ in pts if x == "256"] == p["axis"]["label"]
+    # one run per commit: no median across the two commits of 0.10.0
+    assert pts[2][3] == sig4(1.5 * 0.0012345678 * 256) and pts[3][3] == sig4(1.6 * 0.0012345678 * 256)
+    # the verdicts stay per version pair
+    assert {(c[1], c[2]) for c in p["cmp"]} == {(0, 1), (1, 2)}
+
+
+def test_suspects_hook(tmp_path):
+    p = _payload(tmp_path, commits=True, suspects=True)
+    sus = p["suspects"]
+    assert sus["keys"] == ["kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name"]
+    assert sus["cols"] == ["commit", "score", "why"]
+    liger = _sweep(p, HOSTILE_KERNEL, "liger")
+    assert sus["by_sweep"] == {str(liger): [0]}
+    assert sus["rows"][0][5:] == ["bbbbbbbbbbbb2", 0.8765, "touched <rms_norm.py>"]
+
+
+@pytest.mark.parametrize("commits", [False, True])
+def test_write_site_escapes_and_loads_nothing_external(tmp_path, commits):
+    db = build_site_db(tmp_path / "site.duckdb", commits=commits, suspects=True)
+    index = write_site(db, tmp_path / "site")
+    out = index.parent
+    assert (out / "plotly.min.js").stat().st_size > 1_000_000
+    assert sorted(f.name for f in out.glob("release-*.html")) == sorted(release_file_name(v) for v in VERSIONS)
+    for page in out.glob("*.html"):
+        text = page.read_text()
+        assert "<script>alert" not in text and "<b>beyond" not in text and "<bf16>" not in text, page.name
+        assert not EXTERNAL_LOAD.search(text), page.name
+        assert "http" not in text, page.name
+    index_text = index.read_text()
+    assert index_text.count("<script src='plotly.min.js'></script>") == 1
+    release = (out / release_file_name("0.10.0")).read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in release
+    assert "regression" in release and "index.html#s=" in release
+    assert "first version of the series" in (out / release_file_name("0.1.0")).read_text()
+    # a second build replaces the files; a release gone from the warehouse loses its page
+    (out / "release-9.9.9.html").write_text("stale")
+    write_site(db, out)
+    assert not (out / "release-9.9.9.html").exists()
+
+
+def test_release_file_names_are_safe_and_distinct():
+    assert release_file_name("0.8.5") == "release-0.8.5.html"
+    odd = [release_file_name(v) for v in ("1.0+a/b", "1.0+a_b", "../x")]
+    assert len(set(odd)) == 3 and all(re.fullmatch(r"release-[A-Za-z0-9._-]+\.html", n) for n in odd)
+    assert all("/" not in n for n in odd)
