@@ -54,3 +54,10 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None)
     a connection whose last result is still open)."""
     rows = con.execute(sql, params or {}).fetchall()
     return rows[0][0] if rows else None
+
+
+def open_readonly(db_path: str | Path) -> duckdb.DuckDBPyConnection:
+    """The published ``liger.duckdb``, read-only (its tables may be on S3)."""
+    from pipeline.config import warehouse_uri
+
+    return connect(Path(db_path), read_only=True, remote_root=warehouse_uri())

@@ -15,13 +15,18 @@ from pathlib import Path
 import pytest
 
 from pipeline.analyze.site import write_site
-from pipeline.analyze.site.core_access import open_readonly
-from tests.site_fixture import HOSTILE_KERNEL, build_site_db
+from pipeline.common.duck import open_readonly
+from tests.fixtures.site import HOSTILE_KERNEL, build_site_db
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
 ]
 WIDTH = 1400
 EXTERNAL_LOAD = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
@@ -63,8 +68,9 @@ class Watched:
         self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
-        self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:"))
-                     else self.requests.append(r.url))
+        self.page.on(
+            "request", lambda r: None if r.url.startswith(("file:", "data:", "about:")) else self.requests.append(r.url)
+        )
 
     def open(self, path: Path, fragment: str = "") -> None:
         self.page.goto(path.as_uri() + fragment, wait_until="load")
@@ -78,7 +84,7 @@ class Watched:
 
 def test_pages_load_nothing_external(shipped_site):
     pages = sorted(shipped_site.parent.glob("*.html"))
-    assert len(pages) > 10                                   # index + one page per release
+    assert len(pages) > 10  # index + one page per release
     for page in pages:
         text = page.read_text()
         assert not EXTERNAL_LOAD.search(text), page.name
@@ -101,17 +107,22 @@ def test_kernel_filter_rebuilds_the_plot(shipped_site, shipped_warehouse, browse
     current = page.eval_on_selector("#f-kernel", "s => s.value")
     other_value, other_text = next((v, t) for v, t in kernels if v != current and t != "group_norm")
     page.select_option("#f-kernel", other_value)
-    page.wait_for_function("t => document.querySelector('#sweep-title').textContent.startsWith(t)",
-                           arg=other_text + " ")
+    page.wait_for_function(
+        "t => document.querySelector('#sweep-title').textContent.startsWith(t)", arg=other_text + " "
+    )
     after = page.evaluate(PLOT_STATE)
     assert after["metas"] != before["metas"] and after["ys"] != before["ys"]
     assert after["title"].startswith(other_text + " ")
     # dependent options: the passes offered are exactly the chosen kernel's liger-family passes
     modes = page.eval_on_selector("#f-mode", "s => [...s.options].map(o => o.text)")
     with open_readonly(shipped_warehouse / "liger.duckdb") as con:
-        expected = {r[0] for r in con.execute(
-            "select distinct kernel_operation_mode from series_versions where is_liger and kernel_name = ?",
-            [other_text]).fetchall()}
+        expected = {
+            r[0]
+            for r in con.execute(
+                "select distinct kernel_operation_mode from series_versions where is_liger and kernel_name = ?",
+                [other_text],
+            ).fetchall()
+        }
     assert set(modes) == expected
     # the reference provider is drawn dashed on the same axes when the sweep has one
     dashes = page.evaluate("document.querySelector('#plot').data.map(t => t.line && t.line.dash)")
@@ -160,7 +171,7 @@ def test_hostile_names_render_as_text(tmp_path, browser):
     page.select_option("#f-kernel", label=HOSTILE_KERNEL)
     page.wait_for_function("() => document.querySelector('#sweep-title').textContent.includes('alert')")
     assert page.locator("#sweep-title").inner_text().startswith(HOSTILE_KERNEL)
-    assert page.evaluate("document.scripts.length") == 3        # plotly.min.js, the payload, the dashboard
+    assert page.evaluate("document.scripts.length") == 3  # plotly.min.js, the payload, the dashboard
     assert page.locator("#suspects").is_visible()
     assert "touched <rms_norm.py>" in page.locator("#suspects td").all_inner_texts()
     assert page.evaluate("document.querySelector('#plot').layout.xaxis.ticktext").count("aaaaaaaa (v0.10.0)") == 1

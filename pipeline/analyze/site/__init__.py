@@ -16,7 +16,7 @@ Writes into ``out_dir``:
 * ``plotly.min.js`` -- Plotly for offline use, written once beside the pages.
 
 Pure Python, no Dagster. Opens ``liger.duckdb`` read-only; every file is written aside and renamed.
-All calls into ``pipeline.core`` live in ``core_access.py``.
+
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from .core_access import coverage_by_version, open_readonly
+from pipeline.analyze.report.queries import coverage_by_version
+from pipeline.common.duck import open_readonly
+from pipeline.config import duckdb_path, warehouse_dir
+
 from .pages import PLOTLY_FILE, index_html, release_file_name, release_html
 from .payload import SiteData, build_payload, payload_json
 
@@ -82,12 +85,13 @@ def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pa
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .core_access import default_duckdb_path, default_out_dir
-
-    ap = argparse.ArgumentParser(prog="python -m pipeline.analyze.site", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", default=str(default_duckdb_path()), help="the published liger.duckdb")
-    ap.add_argument("--out", default=str(default_out_dir()), help="output folder (default warehouse/site)")
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.analyze.site",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--db", default=str(duckdb_path()), help="the published liger.duckdb")
+    ap.add_argument("--out", default=str(warehouse_dir() / "site"), help="output folder (default warehouse/site)")
     args = ap.parse_args(argv)
     if not Path(args.db).exists():
         ap.error(f"{args.db} does not exist: run `make run` first")
@@ -97,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     pages = sorted(index.parent.glob("*.html"))
     total = sum(p.stat().st_size for p in pages)
     plotly_size = (index.parent / PLOTLY_FILE).stat().st_size
-    print(f"site:   {index}  ({index.stat().st_size / 1024:,.0f} KiB; {len(pages) - 1} release pages, "
-          f"{total / 1024:,.0f} KiB of HTML in all; {PLOTLY_FILE} {plotly_size / 1024:,.0f} KiB) in {seconds:.1f} s")
+    print(
+        f"site:   {index}  ({index.stat().st_size / 1024:,.0f} KiB; {len(pages) - 1} release pages, "
+        f"{total / 1024:,.0f} KiB of HTML in all; {PLOTLY_FILE} {plotly_size / 1024:,.0f} KiB) in {seconds:.1f} s"
+    )
     return 0

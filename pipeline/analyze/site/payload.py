@@ -24,13 +24,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from .core_access import FLAGGED_VERDICTS, SEVERITY_SQL, parse_version
+from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
+from pipeline.analyze.versions import parse_version
 
 __all__ = ["SWEEP_KEY", "SiteData", "build_payload", "payload_json", "sig4"]
 
 PAYLOAD_VERSION = 1
-SWEEP_KEY = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name",
-             "x_name", "extra_config")
+SWEEP_KEY = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "gpu_name",
+    "x_name",
+    "extra_config",
+)
 _SWEEP_COLS = ", ".join(SWEEP_KEY)
 # a commit_suspects view is read up to this many rows (the page stays bounded whatever it holds)
 MAX_SUSPECT_ROWS = 5000
@@ -91,10 +99,10 @@ class SiteData:
 
     payload: dict
     axis_mode: str
-    versions: list[str]                         # PEP 440 order
-    sweeps: list[dict]                          # id -> {kernel_name, ..., is_liger}
+    versions: list[str]  # PEP 440 order
+    sweeps: list[dict]  # id -> {kernel_name, ..., is_liger}
     comparisons: list[Comparison] = field(default_factory=list)
-    not_compared: dict[str, list[dict]] = field(default_factory=dict)   # version -> version_coverage rows
+    not_compared: dict[str, list[dict]] = field(default_factory=dict)  # version -> version_coverage rows
     axis_labels_by_version: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -103,8 +111,12 @@ def _relations(con) -> set[str]:
 
 
 def _columns(con, relation: str) -> set[str]:
-    return {r[0] for r in con.execute(
-        "select column_name from information_schema.columns where table_name = ?", [relation]).fetchall()}
+    return {
+        r[0]
+        for r in con.execute(
+            "select column_name from information_schema.columns where table_name = ?", [relation]
+        ).fetchall()
+    }
 
 
 def _records(con, sql: str, params: list | None = None) -> list[dict]:
@@ -116,12 +128,20 @@ def _records(con, sql: str, params: list | None = None) -> list[dict]:
 def _version_ranks(con, relations: set[str]) -> list[tuple[int, str]]:
     """(rank, label) of every orderable version, in order; two spellings of one release share a rank."""
     if "liger_version_order" in relations:
-        return [(r, v) for r, v in con.execute(
-            "select version_rank, max(liger_version) from liger_version_order where version_rank is not null "
-            "group by version_rank order by version_rank").fetchall()]
+        return [
+            (r, v)
+            for r, v in con.execute(
+                "select version_rank, max(liger_version) from liger_version_order where version_rank is not null "
+                "group by version_rank order by version_rank"
+            ).fetchall()
+        ]
     # fallback: PEP 440 here (the warehouse always has the table; a hand-made file may not)
-    texts = [r[0] for r in con.execute(
-        "select distinct liger_version from measurements where liger_version is not null").fetchall()]
+    texts = [
+        r[0]
+        for r in con.execute(
+            "select distinct liger_version from measurements where liger_version is not null"
+        ).fetchall()
+    ]
     parsed = sorted({p for p in (parse_version(t) for t in texts) if p is not None})
     rank_of = {p: i + 1 for i, p in enumerate(parsed)}
     labels: dict[int, str] = {}
@@ -139,21 +159,32 @@ def _ranked_measurements(cols: set[str], ranks: list[tuple[int, str]]) -> str:
     """``measurements`` with a version_rank: its own column, else a literal map of the ranks found."""
     if "version_rank" in cols:
         return "measurements"
-    cases = " ".join(f"when liger_version = '{label.replace(chr(39), chr(39) * 2)}' then {rank}"
-                     for rank, label in ranks)
+    cases = " ".join(
+        f"when liger_version = '{label.replace(chr(39), chr(39) * 2)}' then {rank}" for rank, label in ranks
+    )
     return f"(select *, {f'case {cases} end' if cases else 'cast(null as integer)'} as version_rank from measurements)"
 
 
 def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
     release = "max(release)" if "release" in cols else "cast(null as varchar)"
-    rows = _records(con, f"""
+    rows = _records(
+        con,
+        f"""
         select {_AXIS_KEY_SQL} as axis_key, max("commit") as commit, max(commit_order) as commit_order,
                {release} as release, max(version_rank) as version_rank
         from {ranked} as m
         where version_rank is not null and p50 > 0
-        group by all""")
-    rows.sort(key=lambda r: (r["version_rank"], r["commit"] is not None, r["commit_order"] is None,
-                             r["commit_order"] or 0, r["commit"] or ""))
+        group by all""",
+    )
+    rows.sort(
+        key=lambda r: (
+            r["version_rank"],
+            r["commit"] is not None,
+            r["commit_order"] is None,
+            r["commit_order"] or 0,
+            r["commit"] or "",
+        )
+    )
     return rows
 
 
@@ -204,7 +235,7 @@ def build_payload(con) -> SiteData:
     sweeps: list[dict] = []
     sweep_rows: list[list] = []
     points: list[list] = []
-    newest: list[tuple[int, int]] = []          # (axis index, runs) of each sweep's newest point
+    newest: list[tuple[int, int]] = []  # (axis index, runs) of each sweep's newest point
     cur = con.execute(points_sql)
     while batch := cur.fetchmany(10_000):
         for row in batch:
@@ -220,8 +251,9 @@ def build_payload(con) -> SiteData:
                 sweep["metric_unit"] = unit
                 sweep["is_liger"] = bool(is_liger.get(key[1], False))
                 sweeps.append(sweep)
-                sweep_rows.append([strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)]
-                                  + [int(sweep["is_liger"])])
+                sweep_rows.append(
+                    [strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)] + [int(sweep["is_liger"])]
+                )
                 points.append([])
                 newest.append((-1, 0))
             points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
@@ -238,34 +270,63 @@ def build_payload(con) -> SiteData:
 
     comparisons: list[Comparison] = []
     cmp_rows: list[list] = []
-    for r in _records(con, f"""
+    for r in _records(
+        con,
+        f"""
             select {_SWEEP_COLS}, from_version, to_version, from_version_rank, to_version_rank, verdict,
                    geomean_ratio, geomean_reference_ratio, geomean_normalized_ratio, threshold, band_fraction,
                    shared_points, from_runs, to_runs, reference_providers, reason
             from sweep_regressions
-            order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}"""):
+            order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}""",
+    ):
         sid = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
         if sid is None or r["to_version_rank"] not in ver_of_rank:
             continue
         c = Comparison(
-            sweep=sid, from_version=r["from_version"], to_version=r["to_version"], verdict=r["verdict"],
-            ratio=r["geomean_ratio"], reference_ratio=r["geomean_reference_ratio"],
-            normalized_ratio=r["geomean_normalized_ratio"], threshold=r["threshold"],
-            band_fraction=r["band_fraction"], points=r["shared_points"], from_runs=r["from_runs"],
-            to_runs=r["to_runs"], reference_providers=r["reference_providers"], reason=r["reason"])
+            sweep=sid,
+            from_version=r["from_version"],
+            to_version=r["to_version"],
+            verdict=r["verdict"],
+            ratio=r["geomean_ratio"],
+            reference_ratio=r["geomean_reference_ratio"],
+            normalized_ratio=r["geomean_normalized_ratio"],
+            threshold=r["threshold"],
+            band_fraction=r["band_fraction"],
+            points=r["shared_points"],
+            from_runs=r["from_runs"],
+            to_runs=r["to_runs"],
+            reference_providers=r["reference_providers"],
+            reason=r["reason"],
+        )
         comparisons.append(c)
-        cmp_rows.append([
-            sid, ver_of_rank.get(r["from_version_rank"], -1), ver_of_rank[r["to_version_rank"]],
-            strings["verdict"](c.verdict), sig4(c.ratio), sig4(c.reference_ratio), sig4(c.normalized_ratio),
-            sig4(c.threshold), sig4(c.band_fraction), c.points, c.from_runs, c.to_runs,
-            strings["refs"](c.reference_providers), strings["reason"](c.reason)])
+        cmp_rows.append(
+            [
+                sid,
+                ver_of_rank.get(r["from_version_rank"], -1),
+                ver_of_rank[r["to_version_rank"]],
+                strings["verdict"](c.verdict),
+                sig4(c.ratio),
+                sig4(c.reference_ratio),
+                sig4(c.normalized_ratio),
+                sig4(c.threshold),
+                sig4(c.band_fraction),
+                c.points,
+                c.from_runs,
+                c.to_runs,
+                strings["refs"](c.reference_providers),
+                strings["reason"](c.reason),
+            ]
+        )
 
     not_compared: dict[str, list[dict]] = {}
     if "version_coverage" in relations:
-        for r in _records(con, f"""
+        for r in _records(
+            con,
+            f"""
                 select {_SWEEP_COLS}, version_rank, reason, to_runs from version_coverage
                 where compared_with is null
-                order by version_rank, reason, {_SWEEP_COLS}"""):
+                order by version_rank, reason, {_SWEEP_COLS}""",
+        ):
             if r["version_rank"] in ver_of_rank:
                 r["sweep"] = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
                 not_compared.setdefault(versions[ver_of_rank[r["version_rank"]]], []).append(r)
@@ -287,8 +348,15 @@ def build_payload(con) -> SiteData:
         "cmp": cmp_rows,
         "suspects": _suspects(con, relations, sweeps, sweep_id),
     }
-    return SiteData(payload=payload, axis_mode=payload["axis"]["mode"], versions=versions, sweeps=sweeps,
-                    comparisons=comparisons, not_compared=not_compared, axis_labels_by_version=labels_by_version)
+    return SiteData(
+        payload=payload,
+        axis_mode=payload["axis"]["mode"],
+        versions=versions,
+        sweeps=sweeps,
+        comparisons=comparisons,
+        not_compared=not_compared,
+        axis_labels_by_version=labels_by_version,
+    )
 
 
 def _suspects(con, relations: set[str], sweeps: list[dict], sweep_id: dict[tuple, int]) -> dict | None:
@@ -330,5 +398,10 @@ def payload_json(payload: dict) -> str:
     """Compact JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
     survive unescaped, so no data string can close the script element or open a comment."""
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )

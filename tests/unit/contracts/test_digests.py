@@ -58,7 +58,6 @@ def test_measurement_digest_sql_matches_python():
 
 def test_exported_json_schemas_are_current(tmp_path):
     from pipeline.contracts.records import export_json_schemas
-
     from tests.conftest import PROJECT
 
     for path in export_json_schemas(tmp_path):

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pipeline.contracts import kernelindex as ki
-
 from tests.fixtures.shared_data import shared_data
 
 DIGEST_FIELDS = (

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from pipeline.contracts import kernelindex as ki
-
 from tests.fixtures.shared_data import SAMPLE_RECORD, require_shared_data
 
 # Upstream's commit 2120862 in full: the OperationSpec names its benchmark script at it (metadata only).

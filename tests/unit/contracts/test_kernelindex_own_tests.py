@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pipeline.contracts import kernelindex as ki
-
 from tests.fixtures.shared_data import require_shared_data
 
 SLICE = "apps/web/src/server/import/liger/__fixtures__/all-benchmark-data-slice.csv"

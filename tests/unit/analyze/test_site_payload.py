@@ -1,4 +1,4 @@
-"""The dashboard's payload builder and pages on a tiny hand-made DuckDB file (tests/site_fixture.py)."""
+"""The dashboard's payload builder and pages on a tiny hand-made DuckDB file (tests/fixtures/site.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import re
 import pytest
 
 from pipeline.analyze.site import build_payload, payload_json, write_site
-from pipeline.analyze.site.core_access import open_readonly
 from pipeline.analyze.site.pages import release_file_name
 from pipeline.analyze.site.payload import sig4
-from tests.site_fixture import HOSTILE_KERNEL, HOSTILE_REASON, VERSIONS, build_site_db
+from pipeline.common.duck import open_readonly
+from tests.fixtures.site import HOSTILE_KERNEL, HOSTILE_REASON, VERSIONS, build_site_db
 
 EXTERNAL_LOAD = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
 
@@ -24,14 +24,14 @@ def _payload(tmp_path, **kwargs) -> dict:
 
 def _sweep(p: dict, kernel: str, provider: str) -> int:
     s = p["s"]
-    return next(i for i, r in enumerate(p["sweeps"])
-                if s["kernel"][r[0]] == kernel and s["provider"][r[1]] == provider)
+    return next(i for i, r in enumerate(p["sweeps"]) if s["kernel"][r[0]] == kernel and s["provider"][r[1]] == provider)
 
 
 def _points(p: dict, sid: int) -> list[tuple]:
     flat = p["pts"][sid]
-    return [(p["s"]["xval"][flat[i]], p["axis"]["label"][flat[i + 1]], *flat[i + 2:i + 5])
-            for i in range(0, len(flat), 5)]
+    return [
+        (p["s"]["xval"][flat[i]], p["axis"]["label"][flat[i + 1]], *flat[i + 2 : i + 5]) for i in range(0, len(flat), 5)
+    ]
 
 
 def test_sig4():
@@ -45,7 +45,7 @@ def test_sig4():
 def test_payload_by_version(tmp_path):
     p = _payload(tmp_path)
     assert p["axis"]["mode"] == "version"
-    assert p["axis"]["label"] == list(VERSIONS) == p["versions"]      # PEP 440, not text order
+    assert p["axis"]["label"] == list(VERSIONS) == p["versions"]  # PEP 440, not text order
     s = p["s"]
     # dictionary-encoded: each string once, sweeps hold indexes
     assert s["kernel"].count(HOSTILE_KERNEL) == 1 and len(p["sweeps"]) == 4
@@ -58,8 +58,11 @@ def test_payload_by_version(tmp_path):
     assert [v for _, v, *_ in pts[:3]] == list(VERSIONS)
     assert pts[0][2:] == (0.2844, 0.316, 0.3477)
     # 0.10.0 had two liger runs: median p50, envelope band, runs counted at the newest point
-    assert pts[2][2:] == (sig4(0.9 * 1.5 * 0.0012345678 * 256), sig4(1.55 * 0.0012345678 * 256),
-                          sig4(1.1 * 1.6 * 0.0012345678 * 256))
+    assert pts[2][2:] == (
+        sig4(0.9 * 1.5 * 0.0012345678 * 256),
+        sig4(1.55 * 0.0012345678 * 256),
+        sig4(1.1 * 1.6 * 0.0012345678 * 256),
+    )
     assert p["runs"][liger] == 2
     plain = _sweep(p, "plain", "liger")
     assert p["runs"][plain] == 2
@@ -78,7 +81,7 @@ def test_payload_json_is_safe_in_a_script_element(tmp_path):
     text = payload_json(p)
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text) == p
-    assert text.startswith('{"v":1,"generated":')     # compact separators
+    assert text.startswith('{"v":1,"generated":')  # compact separators
 
 
 def test_payload_by_commit_when_measurements_have_commits(tmp_path):
