@@ -7,6 +7,8 @@ run_key so a retried tick never launches a duplicate. The run itself is incremen
 content-digest ledger, so only new file contents / new git blobs are parsed.
 """
 
+from pathlib import Path
+
 import dagster as dg
 
 from pipeline.defs.ingest import source_partitions
@@ -31,8 +33,8 @@ def liger_inputs_sensor(context: dg.SensorEvaluationContext, warehouse: Warehous
     repo = warehouse.git_repo_path()
     if repo is not None:
         try:
-            repo = git_history.validate_repo(repo)
-            new.git_repo, new.git_head = str(repo), git_history.head_sha(repo)
+            git_dir = git_history.validate_repo(repo)
+            new.git_repo, new.git_head = str(Path(repo).resolve()), git_history.head_sha(git_dir)
         except git_history.GitHistoryError as exc:
             context.log.warning(str(exc))
             return dg.SkipReason(f"{git_history.GIT_REPO_ENV} is unusable, not launching: {exc}")

@@ -18,15 +18,12 @@ See docs/commits.md for the rules.
 
 from __future__ import annotations
 
-import atexit
 import csv
 import hashlib
 import io
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
+
+from pipeline.ingest.git import GitError, env, open_repo, run
 
 BRANCH = "gh-pages"
 BENCHMARKS_DIR = "benchmarks"
@@ -49,18 +48,9 @@ ORDER_TIMESTAMP = "timestamp"
 _SHORT_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _FILE_MODES = {"100644", "100755"}
-_REPO_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-)
 
 
-class GhPagesError(RuntimeError):
+class GhPagesError(GitError):
     """The repository is not usable, or git failed."""
 
 
@@ -208,67 +198,6 @@ def discover_folder(root: Path) -> Discovery:
 # git plumbing
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    return env
-
-
-def _run(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    cmd = ["git", "--git-dir", str(repo), "-c", "core.quotepath=false", "-c", "log.showSignature=false", *args]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, env=_env(), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL
-        )
-    except FileNotFoundError as exc:
-        raise GhPagesError("the git CLI is not installed") from exc
-    if check and proc.returncode != 0:
-        raise GhPagesError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}")
-    return proc
-
-
-_SHIMS: dict[Path, Path] = {}
-
-
-def _shim(git_dir: Path) -> Path:
-    """A bare repository copied without its (empty) ``refs/`` folder is refused by git. Read it through a
-    throw-away git dir: empty ``refs/``, a symlink to its ``objects/``, copies of HEAD, packed-refs and config."""
-    if git_dir in _SHIMS:
-        return _SHIMS[git_dir]
-    tmp = Path(tempfile.mkdtemp(prefix="liger-git-shim-"))
-    atexit.register(shutil.rmtree, tmp, True)
-    (tmp / "refs" / "heads").mkdir(parents=True)
-    (tmp / "refs" / "tags").mkdir()
-    (tmp / "objects").symlink_to(git_dir / "objects", target_is_directory=True)
-    for name in ("HEAD", "packed-refs", "config", "shallow"):
-        if (git_dir / name).is_file():
-            shutil.copyfile(git_dir / name, tmp / name)
-    _SHIMS[git_dir] = tmp
-    return tmp
-
-
-def open_repo(repo: Path) -> Path:
-    """The git dir of a clone (work tree or bare); raises GhPagesError when git does not accept it."""
-    repo = Path(repo).expanduser()
-    if not repo.is_dir():
-        raise GhPagesError(f"{repo} is not a directory (expected a local Liger-Kernel clone)")
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"],
-            capture_output=True,
-            env=_env(),
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError as exc:
-        raise GhPagesError("the git CLI is not installed") from exc
-    if proc.returncode == 0:
-        return Path(proc.stdout.decode().strip())
-    repo = repo.resolve()
-    if (repo / "HEAD").is_file() and (repo / "objects").is_dir() and not (repo / "refs").exists():
-        return _shim(repo)
-    raise GhPagesError(f"{repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}")
-
-
 def _cat_file_batch(git_dir: Path, specs: list[str]) -> dict[str, bytes | None]:
     """One ``git cat-file --batch`` for all ``specs`` (object names or ``<rev>:<path>``); None for missing ones."""
     out: dict[str, bytes | None] = {}
@@ -279,7 +208,7 @@ def _cat_file_batch(git_dir: Path, specs: list[str]) -> dict[str, bytes | None]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_env(),
+        env=env(),
     )
 
     def feed() -> None:
@@ -321,7 +250,7 @@ def _cat_file_batch(git_dir: Path, specs: list[str]) -> dict[str, bytes | None]:
 
 
 def _ref_exists(git_dir: Path, ref: str) -> str | None:
-    proc = _run(git_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    proc = run(git_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     out = proc.stdout.decode().strip()
     return out if proc.returncode == 0 and _FULL_SHA.match(out) else None
 
@@ -340,7 +269,7 @@ def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = Non
     tip = _ref_exists(git_dir, f"refs/heads/{branch}") or _ref_exists(git_dir, branch)
     if tip is None:
         return found
-    out = _run(
+    out = run(
         git_dir,
         "log",
         "-z",
@@ -432,7 +361,7 @@ def resolve_shas(git_dir: Path, shorts: Iterable[str]) -> dict[str, str]:
     if not shorts:
         return {}
     stdin = "".join(f"{s}^{{commit}}\n" for s in shorts).encode()
-    out = _run(git_dir, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.decode()
+    out = run(git_dir, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.decode()
     resolved: dict[str, str] = {}
     for short, line in zip(shorts, out.splitlines(), strict=False):
         parts = line.split()
@@ -446,7 +375,7 @@ def commit_infos(git_dir: Path, shas: Iterable[str]) -> dict[str, CommitInfo]:
     shas = sorted(set(shas))
     if not shas:
         return {}
-    out = _run(
+    out = run(
         git_dir,
         "log",
         "--no-walk=unsorted",
@@ -469,7 +398,7 @@ def commit_infos(git_dir: Path, shas: Iterable[str]) -> dict[str, CommitInfo]:
 def release_tags(git_dir: Path) -> dict[str, str]:
     """commit sha -> release (PEP 440, normalized) of the tags pointing at it (one ``for-each-ref``). Tags
     ``v<version>`` or ``<version>``; several on one commit -> the highest version."""
-    out = _run(
+    out = run(
         git_dir, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:strip=2)", "refs/tags"
     ).stdout.decode(errors="replace")
     best: dict[str, Version] = {}
@@ -510,7 +439,7 @@ def main_graph(git_dir: Path, main_ref: str | None = None) -> MainGraph | None:
             break
     else:
         return None
-    out = _run(git_dir, "rev-list", "--parents", "--format=%ct", tip).stdout.decode().splitlines()
+    out = run(git_dir, "rev-list", "--parents", "--format=%ct", tip).stdout.decode().splitlines()
     parents: dict[str, list[str]] = {}
     ctime: dict[str, datetime] = {}
     for k in range(0, len(out) - 1, 2):  # "commit <sha> <parents...>" then "<committer unix time>"
@@ -771,7 +700,7 @@ def _log_with_files(git_dir: Path, tips: list[str], base: str | None) -> dict[st
     args = ["log", "-z", "--name-only", "--no-renames", "--no-color", "--format=%x01%H%x00%P%x00%cI%x00%s", *tips]
     if base:
         args.append(f"^{base}")
-    out = _run(git_dir, *args, "--").stdout.decode("utf-8", errors="surrogateescape")
+    out = run(git_dir, *args, "--").stdout.decode("utf-8", errors="surrogateescape")
     commits: dict[str, tuple[CommitInfo, tuple[str, ...]]] = {}
     for record in out.split("\x01")[1:]:
         fields = record.split("\0")
@@ -797,7 +726,7 @@ def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRang
         return []
     base = None
     if len(tips) > 1:
-        proc = _run(git_dir, "merge-base", "--octopus", *tips, check=False)
+        proc = run(git_dir, "merge-base", "--octopus", *tips, check=False)
         base = proc.stdout.decode().strip() or None
     log = _log_with_files(git_dir, tips, base)
     graph = main_graph(git_dir)

@@ -20,7 +20,6 @@ The git CLI is used through ``subprocess`` (no git library). No Dagster imports 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import threading
@@ -29,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.config import GIT_REPO_ENV
 from pipeline.contracts.sources import CSV_KIND, SourceFile, parse_utc
+from pipeline.ingest.git import GitError, env, open_repo, run
 from pipeline.stage.files import publish
 
 PATHSPEC = "benchmark/data/*.csv"
@@ -39,7 +38,7 @@ _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _FILE_MODES = {"100644", "100755"}  # regular files only: no symlinks, no submodules
 
 
-class GitHistoryError(RuntimeError):
+class GitHistoryError(GitError):
     """LIGER_GIT_REPO is set but does not name a usable git repository (or git failed)."""
 
 
@@ -52,48 +51,20 @@ class GitHistory:
     blobs_written: int = 0  # blobs extracted by this call (the rest were cached)
 
 
-# Variables that would point git at another repository than the one we were given.
-_REPO_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-)
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    return env
-
-
-def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    cmd = ["git", "-C", str(repo), "-c", "core.quotepath=false", "-c", "log.showSignature=false", *args]
+def _git(git_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """``git_dir`` as `validate_repo` returns it."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=_env(), stdin=subprocess.DEVNULL)
-    except FileNotFoundError as exc:  # no git binary
-        raise GitHistoryError("the git CLI is not installed (needed for LIGER_GIT_REPO backfills)") from exc
-    if check and proc.returncode != 0:
-        raise GitHistoryError(
-            f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}"
-        )
-    return proc
+        return run(git_dir, *args, check=check)
+    except GitError as exc:
+        raise GitHistoryError(str(exc)) from exc
 
 
 def validate_repo(repo: Path) -> Path:
-    """Resolve ``repo`` and make sure git accepts it; raise GitHistoryError with a clear message otherwise."""
-    repo = Path(repo).expanduser()
-    if not repo.is_dir():
-        raise GitHistoryError(f"{GIT_REPO_ENV}={repo} is not a directory (expected a local Liger-Kernel clone)")
-    proc = _git(repo, "rev-parse", "--git-dir", check=False)
-    if proc.returncode != 0:
-        raise GitHistoryError(
-            f"{GIT_REPO_ENV}={repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}"
-        )
-    return repo.resolve()
+    """The clone's git dir; raise GitHistoryError with a clear message when git does not accept it."""
+    try:
+        return open_repo(repo)
+    except GitError as exc:
+        raise GitHistoryError(str(exc)) from exc
 
 
 def head_sha(repo: Path) -> str | None:
@@ -186,8 +157,8 @@ def extract_blobs(repo: Path, blobs: list[str], cache: Path) -> int:
     if not todo:
         return 0
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = ["git", "-C", str(repo), "cat-file", "--batch"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    cmd = ["git", "--git-dir", str(repo), "cat-file", "--batch"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
 
     def feed() -> None:
         try:

@@ -111,7 +111,7 @@ def test_no_branch_no_snapshots(tmp_path):
 
     git(tmp_path, "init", "-q", "-b", "main")
     assert gp.discover_git(tmp_path).snapshots == []
-    with pytest.raises(gp.GhPagesError):
+    with pytest.raises(gp.GitError):
         gp.discover_git(tmp_path / "nope")
 
 
