@@ -23,6 +23,14 @@ class SourceFile:
     upstream_commit: str | None = None
     committed_at: datetime | None = None  # UTC, naive (see parse_utc)
     in_upstream_head: bool | None = None
+    # A gh-pages benchmark snapshot (benchmarks/<folder>/benchmark.csv): its folder names the
+    # benchmarked commit; `snapshot` (the run) is "<folder>@<content sha256[:12]>" once hashed.
+    gh_pages_folder: str | None = None
+    snapshot: str | None = None
+
+    def name_snapshot(self) -> None:
+        if self.gh_pages_folder and self.content_sha256:
+            self.snapshot = f"{self.gh_pages_folder}@{self.content_sha256[:12]}"
 
 
 def file_sha256(path: Path) -> str:

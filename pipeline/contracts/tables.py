@@ -205,9 +205,47 @@ SOURCE = Table(
         _c("rows_read", "data rows read", I64),
         _c("rows_quarantined", "rows sent to quarantine", I64),
         _c("file_reason", "reason code when the whole file was rejected"),
+        _c("snapshot", "the gh-pages run this file is: <folder>@<content sha256[:12]> (null otherwise)"),
         _RUN_SEQ,
     ),
     key=("source_path",),
+)
+BENCHMARK_SNAPSHOT = Table(
+    "benchmark_snapshot",
+    "One row per gh-pages benchmark run: the commit it benchmarked, its release and its place in commit order.",
+    (
+        _c("snapshot", "<folder>@<content sha256[:12]>"),
+        _c("folder", "gh-pages folder: <short sha>[-v<release>]"),
+        _c("commit", "benchmarked commit: the full sha when the clone resolves it, else the folder's short sha"),
+        _c("short_commit", "first 7 hex digits"),
+        _c("commit_status", "resolved (full sha from a clone) or short"),
+        _c("release", "release from the folder's -v suffix, or from a tag on the commit"),
+        _c("release_source", "folder or tag"),
+        _c("commit_order", "position in commit order, 0 = oldest", I64),
+        _c("commits_between", "first-parent commits since the previous benchmarked commit", I64),
+        _c("order_source", "what ordered it: git (first parent of main), commits.txt or timestamp"),
+        _c("committed_at", "the commit's committer date (UTC)", UTC_TS),
+        _c("subject", "the commit's subject"),
+        _c("on_first_parent", "whether the commit is on main's first-parent chain", pa.bool_()),
+        _c("kernel_changed", "whether a commit since the previous snapshot touches src/liger_kernel/", pa.bool_()),
+        _c("run_started_at", "earliest timestamp in the snapshot (UTC)", UTC_TS),
+        _c("gh_pages_commit", "gh-pages commit that wrote it (clone only)"),
+    ),
+    key=("snapshot",),
+)
+COMMIT_CHANGE = Table(
+    "commit_change",
+    "Every commit between two consecutive benchmarked commits, with the files it touches under src/liger_kernel/.",
+    (
+        _c("from_commit", "earlier benchmarked commit"),
+        _c("to_commit", "later benchmarked commit"),
+        _c("commit", "a commit in from_commit..to_commit"),
+        _c("committed_at", "its committer date (UTC)", UTC_TS),
+        _c("subject", "its subject"),
+        _c("first_parent", "on main's first-parent chain", pa.bool_()),
+        _c("kernel_paths", "files it touches under src/liger_kernel/", pa.list_(S)),
+    ),
+    key=("to_commit", "commit"),
 )
 
 # Every table a run may commit, in commit order; the run log is written after all of them.
@@ -222,6 +260,8 @@ WAREHOUSE_TABLES: tuple[Table, ...] = (
     LEARNED_DIMENSION,
     QUARANTINE,
     SOURCE,
+    BENCHMARK_SNAPSHOT,
+    COMMIT_CHANGE,
 )
 
 RUN_LOG = Table(

@@ -19,7 +19,8 @@ from pipeline.config import GIT_REPO_ENV
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
-from pipeline.ingest.discovery import discover_all
+from pipeline.ingest.commits import commit_tables, snapshot_stats
+from pipeline.ingest.discovery import discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import GIT_PREFIX, by_partition
 
@@ -78,6 +79,20 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     )
 
 
+def _commit_tables(context, sources: list[SourceFile], staging, git_repo) -> dict:
+    """benchmark_snapshot and commit_change from the gh-pages snapshots among the sources."""
+    for s in sources:
+        s.name_snapshot()
+    snaps = {s.snapshot: staging.path(s) for s in sources if s.snapshot}
+    snapshot, change = commit_tables(sources, snapshot_stats(snaps), git_repo)
+    orders = snapshot.column("order_source").to_pylist()
+    context.log.info(
+        f"{snapshot.num_rows} gh-pages snapshot(s) ordered by {sorted(set(orders)) or 'nothing'}; "
+        f"{change.num_rows} commit(s) between them"
+    )
+    return {"benchmark_snapshot": snapshot, "commit_change": change}
+
+
 @dg.asset(
     group_name="ingest",
     kinds={"python", "duckdb", "parquet", "git"},
@@ -98,6 +113,8 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     staging = warehouse.staging()
     counts = staging.stage(sources)
     staging.collect_garbage()
+    sources = drop_duplicate_snapshots(sources)
+    reference = _commit_tables(context, sources, staging, git_repo)
     context.log.info(f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged")
     git_meta = {}
     if history is not None:
@@ -114,7 +131,12 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
             "git_blobs_extracted": history.blobs_written,
             "git_only_sources": git_sources,
         }
-    value = {"sources": sources, "problems": problems, "git_head": history.head if history else None}
+    value = {
+        "sources": sources,
+        "problems": problems,
+        "git_head": history.head if history else None,
+        "reference": reference,
+    }
     return dg.Output(
         value,
         metadata={

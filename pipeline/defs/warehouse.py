@@ -33,7 +33,10 @@ def column_schema(table: str) -> dg.TableSchema:
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
     wh = warehouse.open()
     result = Merger(wh, warehouse.staging()).run(
-        staged_sources["sources"], staged_sources["problems"], run_id=context.run.run_id
+        staged_sources["sources"],
+        staged_sources["problems"],
+        run_id=context.run.run_id,
+        reference=staged_sources.get("reference"),
     )
     pub = result.published
     context.log.info(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.contracts.reasons import Reason
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, KERNELINDEX_SUFFIXES, SourceFile, parse_utc
-from pipeline.ingest import git_history
+from pipeline.ingest import gh_pages, git_history
 
 
 def _committed_at(text: str | None) -> datetime | None:
@@ -66,7 +66,10 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
             )
             continue
         src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
-        if kind == CSV_KIND:
+        if kind == CSV_KIND and (folder := gh_pages.snapshot_folder(p)):
+            src.gh_pages_folder = folder
+            src.upstream_path = f"{gh_pages.BENCHMARKS_DIR}/{folder}/{gh_pages.CSV_NAME}"
+        elif kind == CSV_KIND:
             if p.parent not in snapshot_index:
                 tsv = p.parent / "SNAPSHOTS.tsv"
                 snapshot_index[p.parent] = read_snapshot_index(tsv) if tsv.is_file() else {}
@@ -136,4 +139,37 @@ def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path 
     if blob_cache is None:
         raise ValueError("blob_cache is required with a git repo")
     history = git_history.read_history(git_repo, blob_cache)
-    return merge_git_sources(sources, history.sources), problems, history
+    pages = gh_pages_sources(git_repo, blob_cache)
+    return merge_git_sources(sources, history.sources) + pages, problems, history
+
+
+def gh_pages_sources(git_repo: Path, blob_cache: Path) -> list[SourceFile]:
+    """Every benchmark.csv in every commit of the clone's gh-pages branch (upstream overwrites a folder
+    when it re-runs one), each distinct (folder, blob) once. A snapshot also under data_raw is dropped
+    after hashing (`drop_duplicate_snapshots`)."""
+    found = gh_pages.discover_git(git_repo, blob_cache=blob_cache)
+    return [
+        SourceFile(
+            path=s.path,
+            source_path=git_history.source_path_for(s.gh_pages_commit, s.upstream_path),
+            kind=CSV_KIND,
+            size_bytes=s.size_bytes,
+            upstream_path=s.upstream_path,
+            upstream_commit=s.gh_pages_commit,
+            committed_at=s.gh_pages_committed_at,
+            gh_pages_folder=s.folder,
+        )
+        for s in found.snapshots
+        if s.path is not None
+    ]
+
+
+def drop_duplicate_snapshots(sources: list[SourceFile]) -> list[SourceFile]:
+    """Once hashed: a gh-pages snapshot found both under data_raw and in the clone stays one source
+    (the data_raw file, so adding a clone later changes no source row)."""
+    local = {(s.gh_pages_folder, s.content_sha256) for s in sources if s.gh_pages_folder and not s.upstream_commit}
+    return [
+        s
+        for s in sources
+        if not (s.gh_pages_folder and s.upstream_commit and (s.gh_pages_folder, s.content_sha256) in local)
+    ]

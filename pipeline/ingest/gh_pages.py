@@ -83,6 +83,14 @@ def parse_folder_name(name: str) -> tuple[FolderName | None, str | None]:
     return FolderName(name, sha, release), None
 
 
+def snapshot_folder(csv_path: Path) -> str | None:
+    """The folder name when ``csv_path`` is ``…/benchmarks/<sha>[-v<release>]/benchmark.csv``, else None."""
+    if csv_path.name != CSV_NAME or csv_path.parent.parent.name != BENCHMARKS_DIR:
+        return None
+    name, _ = parse_folder_name(csv_path.parent.name)
+    return name.folder if name else None
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # snapshots
 

@@ -87,6 +87,7 @@ def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
             "upstream_commit": pa.array([s.upstream_commit for s in sources], pa.string()),
             "committed_at": pa.array([s.committed_at for s in sources], pa.timestamp("us")),
             "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
+            "snapshot": pa.array([s.snapshot for s in sources], pa.string()),
             "staged_path": pa.array([str(staging_path(s)) for s in sources], pa.string()),
         }
     )

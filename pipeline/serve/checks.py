@@ -24,7 +24,8 @@ def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBP
     # would cost more than the checks themselves. Its columns read as NULL here.
     con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
         null::bigint as source_count, null::timestamptz as first_seen_at, null::varchar as first_seen_commit,
-        null::timestamptz as last_seen_at, null::varchar as last_seen_commit, null::boolean as in_upstream_head
+        null::timestamptz as last_seen_at, null::varchar as last_seen_commit, null::boolean as in_upstream_head,
+        null::varchar as snapshot
         where false""")
     return con
 

@@ -36,12 +36,14 @@ from pipeline.common.sql_models import SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
+from pipeline.ingest.gh_pages import touches_kernel
 from pipeline.stage.files import publish
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
 DUCK_TYPES = {
     pa.string(): "varchar",
+    pa.list_(pa.string()): "varchar[]",
     pa.int64(): "bigint",
     pa.float64(): "double",
     pa.bool_(): "boolean",
@@ -50,7 +52,7 @@ DUCK_TYPES = {
 FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
 SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
 # What the build registers before the models: the Delta snapshot and the lookup tables.
-LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run")
+LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run", "commit_kernel")
 SERVE_INPUTS = tuple(f"delta_{t}" for t in SCHEMAS) + LOOKUP_TABLES
 
 
@@ -103,6 +105,7 @@ def create_table_views(
     with provenance, measurements, ...); returns the Liger versions the facts name."""
     create_delta_views(con, files)
     versions = write_lookup_tables(con, settings or RegressionSettings())
+    write_commit_kernel_table(con)
     if not duck.scalar(con, "select count(*) from duckdb_views() where view_name = 'warehouse_run'"):
         cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in RUN_LOG_TABLE.schema)
         con.execute(f"create or replace view warehouse_run as select {cols} where false")
@@ -118,6 +121,23 @@ def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published
     con.execute(f"""create or replace view warehouse_run as
         select seq, run_id, timezone('UTC', committed_at) as committed_at, mode, reason, versions, stats
         from read_parquet([{listed}]) where seq <= {int(published.seq)}""")
+
+
+def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
+    """commit_kernel: the measured kernels each commit between benchmarked commits touches
+    (`gh_pages.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
+    kernels = [r[0] for r in con.execute("select distinct kernel_name from delta_fact_measurement").fetchall()]
+    commits = con.execute("select distinct commit, kernel_paths from delta_commit_change").fetchall()
+    rows = pa.table(
+        {
+            "commit": [c for c, _ in commits],
+            "touches_kernel_of": [sorted(k for k in kernels if k and touches_kernel(p or (), k)) for _, p in commits],
+        },
+        schema=pa.schema([("commit", pa.string()), ("touches_kernel_of", pa.list_(pa.string()))]),
+    )
+    con.register("commit_kernel_rows", rows)
+    con.execute("create or replace table commit_kernel as select * from commit_kernel_rows")
+    con.unregister("commit_kernel_rows")
 
 
 def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:

@@ -7,13 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common.sql_models import load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts.tables import SCHEMAS
-from pipeline.serve.duckdb_build import SERVE_INPUTS, serve_models
+from pipeline.serve.duckdb_build import SERVE_INPUTS, serve_models, write_commit_kernel_table
 
 from .change_points import change_points_frame
 from .transpile import transpile_model
@@ -36,7 +37,13 @@ def register_inputs(spark, inputs: Mapping[str, Sequence[str]]) -> None:
 def _spark_schema(schema):
     from pyspark.sql import types as T
 
-    kinds = {"string": T.StringType(), "int64": T.LongType(), "double": T.DoubleType(), "bool": T.BooleanType()}
+    kinds = {
+        "string": T.StringType(),
+        "int64": T.LongType(),
+        "double": T.DoubleType(),
+        "bool": T.BooleanType(),
+        "list<item: string>": T.ArrayType(T.StringType()),
+    }
     return T.StructType([T.StructField(f.name, kinds.get(str(f.type), T.TimestampType())) for f in schema])
 
 
@@ -46,12 +53,22 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
     The code writes them into an in-memory DuckDB; Arrow carries them to Spark unchanged (column
     names and types included). Versions are few (distinct strings), so collecting them is cheap.
     """
-    versions = [r[0] for r in spark.table("delta_fact_measurement").select("liger_version").distinct().collect()]
+    facts = spark.table("delta_fact_measurement")
+    versions = [r[0] for r in facts.select("liger_version").distinct().collect()]
+    kernels = [r[0] for r in facts.select("kernel_name").distinct().collect()]
+    changes = [tuple(r) for r in spark.table("delta_commit_change").select("commit", "kernel_paths").collect()]
     con = duckdb.connect()
     try:
         write_settings_table(con, settings)
         write_version_order_table(con, versions)
-        for table in ("regression_settings", "liger_version_order"):
+        con.register("delta_fact_measurement", pa.table({"kernel_name": pa.array(kernels, pa.string())}))
+        paths = pa.array([list(p or ()) for _, p in changes], pa.list_(pa.string()))
+        con.register(
+            "delta_commit_change",
+            pa.table({"commit": pa.array([c for c, _ in changes], pa.string()), "kernel_paths": paths}),
+        )
+        write_commit_kernel_table(con)
+        for table in ("regression_settings", "liger_version_order", "commit_kernel"):
             spark.createDataFrame(con.table(table).arrow().read_all()).createOrReplaceTempView(table)
     finally:
         con.close()

@@ -34,6 +34,9 @@ from pipeline.model import run as normalize
 from pipeline.stage.store import StagingStore
 from pipeline.store.warehouse import Published, Warehouse
 
+# Small tables the ingest computes whole (commit order, commits between snapshots): rewritten when
+# they differ from the published ones.
+REFERENCE_TABLES = ("benchmark_snapshot", "commit_change")
 RECORD_KEY = (
     "kernel_name",
     "kernel_operation_mode",
@@ -88,9 +91,10 @@ BATCH_ROWS = {
         protocol_json, environment_json from batch_record""".format(obs=_ts("observed_at")),
     "learned_dimension": "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest "
     "from learned_dimension",
+    **{t: f"select * from batch_{t}" for t in REFERENCE_TABLES},
     "quarantine": "select source_file, location, reason, raw, $seq as run_seq from batch_quarantine",
     "source": """select source_path, kind, content_sha256, size_bytes, upstream_path, upstream_commit,
-        committed_at::timestamptz as committed_at, in_upstream_head, rows_read, rows_quarantined, file_reason,
+        committed_at::timestamptz as committed_at, in_upstream_head, rows_read, rows_quarantined, file_reason, snapshot,
         $seq as run_seq from batch_source_rows""",
 }
 for _dim, _key in DIM_KEYS.items():
@@ -135,6 +139,7 @@ class Merger:
         run_id: str | None = None,
         *,
         force_full: bool = False,
+        reference: dict[str, pa.Table] | None = None,
     ) -> RunResult:
         run_id = run_id or uuid.uuid4().hex
         with self.wh.lock():
@@ -146,6 +151,9 @@ class Merger:
             )
             try:
                 self._register_published(con, pub)
+                for table in REFERENCE_TABLES:
+                    given = (reference or {}).get(table)
+                    con.register(f"batch_{table}", given if given is not None else SCHEMAS[table].empty_table())
                 result = self._run(con, pub, sources, problems, run_id, force_full)
             finally:
                 con.close()
@@ -173,7 +181,7 @@ class Merger:
         seq = (pub.seq if pub else 0) + 1
         if reason:
             return self._full(con, sources, problems, run_id, seq, reason, mhash)
-        if not batch and self._nothing_else_moved(con, sources, problems):
+        if not batch and not self._references_moved(con) and self._nothing_else_moved(con, sources, problems):
             return RunResult("unchanged", "no new source content", pub, {"models_hash": mhash, "sources_in_batch": 0})
 
         self._models(con, batch, problems, incremental=True)
@@ -181,6 +189,16 @@ class Merger:
         if escalate:
             return self._full(con, sources, problems, run_id, seq, escalate, mhash)
         return self._incremental(con, pub, sources, batch, run_id, seq, mhash)
+
+    def _references_moved(self, con) -> list[str]:
+        """The reference tables whose rows differ from the published ones (either way)."""
+        moved = []
+        for t in REFERENCE_TABLES:
+            diff = f"""(select * from batch_{t} except all select * from published_{t})
+                union all (select * from published_{t} except all select * from batch_{t})"""
+            if self._count(con, diff):
+                moved.append(t)
+        return moved
 
     def _nothing_else_moved(self, con, sources, problems) -> bool:
         """No new content: is anything else new? A moved upstream HEAD flag or a newly refused file."""
@@ -326,6 +344,9 @@ class Merger:
             (select dimension, gpu_name, kernel_operation_mode, metric_unit, digest from published_learned_dimension
              except select * from learned_dimension)""",
         )
+        for table in self._references_moved(con):
+            versions[table] = self._write(con, table, BATCH_ROWS[table], "overwrite", run_id, {})
+            changed = True
         if learned_moved and stats["batch_sightings"] + stats["kernelindex_record_appended"]:
             versions["learned_dimension"] = self._write(
                 con, "learned_dimension", BATCH_ROWS["learned_dimension"], "overwrite", run_id, {}

@@ -30,6 +30,6 @@ with counts as (
 select
     s.source_path, s.kind, s.content_sha256, s.size_bytes, s.upstream_path, s.upstream_commit,
     s.committed_at, s.in_upstream_head, coalesce(c.rows_read, 0) as rows_read,
-    coalesce(c.rows_quarantined, 0) as rows_quarantined, c.file_reason
+    coalesce(c.rows_quarantined, 0) as rows_quarantined, c.file_reason, s.snapshot
 from batch_source as s
 left join counts as c on s.source_path = c.source_path;

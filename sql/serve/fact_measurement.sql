@@ -48,6 +48,7 @@ select
     p.last_seen_commit,
     timezone('UTC', p.last_seen_at) as last_seen_at,
     p.in_upstream_head,
+    p.snapshot,
     f.run_seq
 from delta_fact_measurement as f
 left join fact_provenance as p on f.measurement_digest = p.measurement_digest

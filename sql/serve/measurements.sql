@@ -1,7 +1,9 @@
 /* MODEL
 name: measurements
-depends_on: [fact_measurement, liger_version_order]
+depends_on: [benchmark_snapshot, fact_measurement, liger_version_order]
 */
+-- benchmarked_commit / release / commit_order: the commit a gh-pages run benchmarked (NULL and
+-- commit_status 'unknown' for rows of upstream's main-branch CSVs and other runs without one).
 -- measurements: one row per distinct measurement, with the columns people query.
 --
 -- x_numeric     x_value as a number (NULL when the x value is not numeric), so
@@ -12,7 +14,13 @@ depends_on: [fact_measurement, liger_version_order]
 select
     fact_measurement.*,
     try_cast(fact_measurement.x_value as double) as x_numeric,
-    liger_version_order.version_rank
+    liger_version_order.version_rank,
+    benchmark_snapshot.commit as benchmarked_commit,
+    coalesce(benchmark_snapshot.commit_status, 'unknown') as commit_status,
+    benchmark_snapshot.release,
+    benchmark_snapshot.commit_order
 from fact_measurement
 left join liger_version_order
     on liger_version_order.liger_version = fact_measurement.liger_version
+left join benchmark_snapshot
+    on benchmark_snapshot.snapshot = fact_measurement.snapshot

@@ -1,0 +1,20 @@
+/* MODEL
+name: benchmark_commit
+depends_on: [benchmark_snapshot]
+*/
+-- One row per benchmarked commit: how many runs benchmarked it, and whether any commit since the
+-- previous benchmarked commit touched src/liger_kernel/ (false: its runs re-run the previous code).
+select
+    commit,
+    min(short_commit) as short_commit,
+    max(release) as release,
+    min(commit_order) as commit_order,
+    max(commits_between) as commits_between,
+    min(order_source) as order_source,
+    min(committed_at) as committed_at,
+    min(subject) as subject,
+    bool_or(kernel_changed) as kernel_changed,
+    count(*) as runs,
+    list(snapshot order by run_started_at, snapshot) as snapshots
+from benchmark_snapshot
+group by commit
