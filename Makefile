@@ -45,8 +45,8 @@ setup: $(VENV)/.synced dagster-instance $(if $(LIGER_DAGSTER_PG_URL),$(VENV)/.sy
 
 ## Materialize every asset headless on data_raw/ (or $$LIGER_DATA_RAW) and print a summary.
 run: setup
-	@# the summary also names a failed step; make still exits with the run's status
-	$(VENV)/bin/dg launch --job liger_warehouse_job; status=$$?; $(PY) -m pipeline.cli.summary; exit $$status
+	@# one process: the job (recorded in $$DAGSTER_HOME), then the summary of that run
+	$(PY) -m pipeline.cli.run
 
 lint: $(VENV)/.synced-all
 	$(VENV)/bin/ruff check pipeline bench tests

@@ -46,15 +46,15 @@ def warehouse_lines(con) -> list[str]:
     return lines
 
 
-def run_lines() -> list[str]:
-    """Status of the latest run in $DAGSTER_HOME and every check that did not pass in it."""
+def run_lines(run_id: str | None = None) -> list[str]:
+    """Status of run ``run_id`` (else the latest run) in $DAGSTER_HOME and every check that did not
+    pass in it. `make run` names its own run, so another run sharing $DAGSTER_HOME is never shown."""
     import dagster as dg
 
     with dg.DagsterInstance.get() as instance:
-        runs = instance.get_runs(limit=1)
-        if not runs:
-            return ["run:       none recorded in $DAGSTER_HOME"]
-        run = runs[0]
+        run = instance.get_run_by_id(run_id) if run_id else next(iter(instance.get_runs(limit=1)), None)
+        if run is None:
+            return [f"run:       {run_id or 'none'} not recorded in $DAGSTER_HOME"]
         evaluations = [
             e.get_dagster_event().event_specific_data
             for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
@@ -76,14 +76,14 @@ def run_lines() -> list[str]:
     return lines
 
 
-def main() -> int:
+def main(run_id: str | None = None) -> int:
     path = duckdb_path()
     if not path.exists():
         print(f"no warehouse at {path}; run `make run`", file=sys.stderr)
         return 1
     with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
         lines = [f"warehouse: {path}", *warehouse_lines(con)]
-    lines += run_lines()
+    lines += run_lines(run_id)
     report = Path(warehouse_dir()) / "reports" / "regressions.html"
     lines.append(f"report:    {report}" if report.exists() else f"report:    not written ({report} missing)")
     print("\n".join(lines))
