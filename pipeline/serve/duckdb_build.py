@@ -24,6 +24,7 @@ import hashlib
 import json
 import shutil
 import uuid
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -37,7 +38,7 @@ from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
 from pipeline.ingest.gh_pages import touches_kernel
-from pipeline.stage.files import publish
+from pipeline.stage.files import atomic_path, publish
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
@@ -161,10 +162,27 @@ def _state(con) -> dict:
         return {}
 
 
+def _file_id(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _state_sidecar(wh: Warehouse) -> Path:
+    return wh.local / "liger.duckdb.state.json"
+
+
 def built_state(wh: Warehouse) -> dict:
-    """What liger.duckdb was last built from (published run, SQL, settings, versions); {} if none."""
+    """What liger.duckdb was last built from (warehouse, published run, SQL, settings, versions); {}
+    if none. Read from the sidecar written with the file while it still describes that very file
+    (size, mtime, inode), so a run with nothing new never opens the database."""
     if not wh.duckdb_path.exists():
         return {}
+    try:
+        side = json.loads(_state_sidecar(wh).read_text())
+        if side.get("file") == _file_id(wh.duckdb_path):
+            return side["state"]
+    except (OSError, ValueError, KeyError):
+        pass
     with duck.connect(wh.duckdb_path, read_only=True) as con:
         return _state(con)
 
@@ -177,14 +195,19 @@ def build_duckdb(
     for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
         leftover.unlink(missing_ok=True)
     settings = settings or RegressionSettings()
-    target = {"seq": published.seq, "sql": sql_hash(), "settings": settings.model_dump(mode="json")}
+    # The state names its warehouse: a file built from another warehouse (two warehouses sharing
+    # LIGER_LOCAL_DIR) is never taken for this one's.
+    target = {
+        "warehouse": wh.root_uri,
+        "seq": published.seq,
+        "sql": sql_hash(),
+        "settings": settings.model_dump(mode="json"),
+    }
     final = wh.duckdb_path
-    if final.exists() and not force_full:
-        with duck.connect(final, read_only=True) as con:
-            old = _state(con)
-        if all(old.get(k) == v for k, v in target.items()):
-            return {"mode": "unchanged", "seq": published.seq}
-    else:
+    old = built_state(wh) if final.exists() and not force_full else {}
+    if old and all(old.get(k) == v for k, v in target.items()):
+        return {"mode": "unchanged", "seq": published.seq}
+    if old.get("warehouse") != wh.root_uri:
         old = {}
     full = force_full or not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
     runs_between = [p for p in wh.run_log() if old.get("seq", 0) < p.seq <= published.seq]
@@ -217,6 +240,9 @@ def build_duckdb(
         shutil.rmtree(spill, ignore_errors=True)
     con.close()
     publish(tmp, final)
+    side = atomic_path(_state_sidecar(wh))
+    side.write_text(json.dumps({"state": state, "file": _file_id(final)}))
+    publish(side, _state_sidecar(wh))
     return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
 
 
