@@ -26,6 +26,7 @@ MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 
 GIT_REPO_ENV = "LIGER_GIT_REPO"  # named in messages
+DATA_RAW_ENV = "LIGER_DATA_RAW"
 SUPPORTED_SCHEMES = ("s3",)  # besides local paths and file:// URIs
 
 

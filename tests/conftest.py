@@ -25,7 +25,7 @@ def all_assets_and_checks() -> list:
 
 
 def materialize(
-    data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None
+    data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None, raise_on_error: bool = True
 ) -> dg.ExecuteInProcessResult:
     from pipeline.defs.resources import WarehouseResource
 
@@ -36,6 +36,7 @@ def materialize(
         # the warehouse job's assets: everything but the partitioned staging asset
         selection=selection or dg.AssetSelection.assets("staged_sources").downstream(),
         run_config=run_config,
+        raise_on_error=raise_on_error,
     )
 
 

@@ -20,7 +20,7 @@ from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
 from pipeline.ingest.commits import commit_tables, snapshot_stats
-from pipeline.ingest.discovery import discover_all, drop_duplicate_snapshots
+from pipeline.ingest.discovery import DataRootError, discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import GIT_PREFIX, by_partition
 
@@ -32,6 +32,8 @@ def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
     git_repo = warehouse.git_repo_path() if with_git else None
     try:
         return discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
+    except DataRootError as exc:
+        raise dg.Failure(description=str(exc)) from exc
     except GitHistoryError as exc:
         raise dg.Failure(
             description=f"git backfill failed: {exc}. Unset {GIT_REPO_ENV} to ingest data_raw only."

@@ -7,6 +7,7 @@ import csv
 from datetime import datetime
 from pathlib import Path
 
+from pipeline.config import DATA_RAW_ENV
 from pipeline.contracts.reasons import Reason
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, KERNELINDEX_SUFFIXES, SourceFile, parse_utc
 from pipeline.ingest import gh_pages, git_history
@@ -29,8 +30,10 @@ def _inside(root: Path, p: Path) -> bool:
 
 
 def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
-    """SNAPSHOTS.tsv: file, upstream_path, upstream_commit, committed_at (extra columns ignored)."""
-    with tsv.open(newline="", encoding="utf-8-sig") as fh:
+    """SNAPSHOTS.tsv: file, upstream_path, upstream_commit, committed_at (extra columns ignored).
+    The index is hand-maintained provenance: a byte that is not UTF-8 is replaced (the row still
+    names its file), never a reason to stop the run."""
+    with tsv.open(newline="", encoding="utf-8-sig", errors="replace") as fh:
         return {row["file"]: row for row in csv.DictReader(fh, delimiter="\t") if row.get("file")}
 
 
@@ -44,12 +47,29 @@ def _kind_of(root: Path, p: Path) -> str | None:
     return None
 
 
+class DataRootError(ValueError):
+    """The input root is missing, unreadable or holds no input at all: the run must stop before it
+    commits anything, or the warehouse (which mirrors its inputs) would be emptied."""
+
+
+def _check_root(root: Path) -> None:
+    if not root.is_dir():
+        raise DataRootError(f"{DATA_RAW_ENV}={root} does not exist or is not a folder; nothing was committed")
+    try:
+        next(root.iterdir(), None)
+    except OSError as exc:
+        raise DataRootError(f"{DATA_RAW_ENV}={root} cannot be read ({exc.strerror}); nothing was committed") from exc
+
+
 def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
     """Return (sources, problems). Files whose real path leaves data_raw are refused, not followed.
 
-    A CSV's provenance comes from the SNAPSHOTS.tsv in its own folder, when there is one.
+    A CSV's provenance comes from the SNAPSHOTS.tsv in its own folder, when there is one. A missing,
+    unreadable or input-less root raises DataRootError: removing some inputs is a deliberate change
+    the next run mirrors (and logs), removing all of them is taken for a wrong path.
     """
     root = data_raw.resolve()
+    _check_root(root)
     sources: list[SourceFile] = []
     problems: list[tuple[str, str, str]] = []
     snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
@@ -135,12 +155,23 @@ def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path 
     """
     sources, problems = discover(data_raw)
     if git_repo is None:
+        _require_inputs(data_raw, sources, problems)
         return sources, problems, None
     if blob_cache is None:
         raise ValueError("blob_cache is required with a git repo")
     history = git_history.read_history(git_repo, blob_cache)
     pages = gh_pages_sources(git_repo, blob_cache)
-    return merge_git_sources(sources, history.sources) + pages, problems, history
+    sources = merge_git_sources(sources, history.sources) + pages
+    _require_inputs(data_raw, sources, problems)
+    return sources, problems, history
+
+
+def _require_inputs(data_raw: Path, sources: list, problems: list) -> None:
+    if not sources and not problems:
+        raise DataRootError(
+            f"{DATA_RAW_ENV}={data_raw.resolve()} holds no CSV or kernelindex file (and no clone adds any); "
+            "nothing was committed. To empty the warehouse on purpose, delete its folder."
+        )
 
 
 def gh_pages_sources(git_repo: Path, blob_cache: Path) -> list[SourceFile]:

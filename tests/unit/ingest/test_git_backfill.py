@@ -22,7 +22,7 @@ from pipeline.defs.ingest import staged_sources
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.serve import liger_duckdb
 from pipeline.defs.warehouse import warehouse_tables
-from pipeline.ingest.discovery import discover_all
+from pipeline.ingest.discovery import DataRootError, discover_all
 from pipeline.ingest.git_history import GitHistoryError, read_history
 from pipeline.serve.connect import connect
 from pipeline.stage.store import StagingStore
@@ -355,5 +355,5 @@ def test_invalid_repo_is_a_clear_error(base, tmp_path):
 def test_unset_repo_means_no_backfill(base, monkeypatch):
     monkeypatch.delenv("LIGER_GIT_REPO", raising=False)
     assert WarehouseResource().git_repo_path() is None
-    sources, _, history = discover_all(base.data_raw, None)
-    assert sources == [] and history is None
+    with pytest.raises(DataRootError, match="holds no CSV"):  # an empty data_raw and no clone
+        discover_all(base.data_raw, None)
