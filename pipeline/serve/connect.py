@@ -19,7 +19,7 @@ import duckdb
 
 from pipeline.analyze.change_points import build_change_points
 from pipeline.common import duck
-from pipeline.config import warehouse_dir, warehouse_uri
+from pipeline.config import load, warehouse_dir, warehouse_uri
 from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, create_view, view_files
 from pipeline.store.warehouse import Warehouse
 
@@ -43,9 +43,30 @@ def connect(
     if wanted.seq == newest.seq and wh.duckdb_path.exists():
         return duck.connect(wh.duckdb_path, read_only=True, remote_root=wh.root_uri)
     con = duck.connect(remote_root=wh.root_uri)
-    create_run_log_view(con, wh, wanted)
-    create_table_views(con, wh.snapshot_files(wanted))
-    for model in view_files():
-        create_view(con, model.name, model)
-    build_change_points(con)
+    try:
+        create_run_log_view(con, wh, wanted)
+        create_table_views(con, wh.snapshot_files(wanted))
+        for model in view_files():
+            create_view(con, model.name, model)
+        build_change_points(con)
+    except duckdb.IOException as exc:
+        con.close()
+        if wanted.seq == newest.seq:
+            raise
+        hours = load().retention_hours
+        raise LookupError(
+            f"run {wanted.seq} is older than the retention ({hours:g} hours, LIGER_RETENTION_HOURS) and its "
+            f"files were vacuumed; runs since {_oldest_readable(wh, newest)} are readable"
+        ) from exc
     return con
+
+
+def _oldest_readable(wh: Warehouse, newest) -> int:
+    """The oldest run whose fact files all still exist (local warehouses; else the newest run)."""
+    from pathlib import Path
+
+    for pub in wh.run_log():
+        files = [f for fs in wh.snapshot_files(pub).values() for f in fs]
+        if "://" in wh.root_uri or all(Path(f).exists() for f in files):
+            return pub.seq
+    return newest.seq

@@ -104,7 +104,7 @@ def test_compaction_then_vacuum_after_retention(tmp_path, monkeypatch):
     removed = wh.vacuum(timedelta(0))
     assert removed["fact_measurement"] > 0
     assert facts(wh)  # the newest state is untouched
-    with pytest.raises(Exception):  # noqa: B017 - DuckDB's IOException or delta-rs' error, by version
+    with pytest.raises(LookupError, match=f"run {old.seq} is older than the retention"):
         facts(wh, seq=old.seq)
 
 
