@@ -133,13 +133,21 @@ def _distinct_measurements(csv_paths) -> int:
     return len(keys)
 
 
-def test_h200_runs_add_their_distinct_rows_to_the_upstream_facts(shipped_warehouse, upstream_warehouse):
+def test_h200_runs_and_gh_pages_snapshots_add_their_distinct_rows_to_the_upstream_facts(shipped_warehouse):
     h200 = sorted((PROJECT / "data_raw" / "h200_runs").glob("*.csv"))
-    assert len(h200) == 3
-    expected = 4421 + _distinct_measurements(h200)
-    assert expected == 4421 + 372
+    pages = sorted((PROJECT / "data_raw" / "liger_gh_pages" / "benchmarks").glob("*/benchmark.csv"))
+    assert len(h200) == 3 and len(pages) == 28
+    assert _distinct_measurements(h200) == 372
+    expected = 4421 + 372 + _distinct_measurements(pages)
     assert q(shipped_warehouse, "select count(*) from measurements") == [(expected,)]
-    assert q(shipped_warehouse, "select count(*) from measurements where gpu_name = 'NVIDIA H200'") == [(372,)]
+    assert q(
+        shipped_warehouse,
+        "select count(*) from measurements m join source s on s.snapshot = m.snapshot where s.source_path like "
+        "'h200_runs/%'",
+    ) == [(0,)]
+    assert q(shipped_warehouse, "select count(*) from measurements where commit_status <> 'unknown'") == [
+        (_distinct_measurements(pages),)
+    ]
     assert q(shipped_warehouse, "select count(*) from quarantine") == [(0,)]
     # no provenance file beside them: sources without an upstream commit, nothing else breaks
     assert q(
