@@ -16,12 +16,12 @@ import dagster as dg
 import pyarrow as pa
 
 from pipeline.config import GIT_REPO_ENV
-from pipeline.contracts.sources import SourceFile
+from pipeline.contracts.sources import SourceFile, is_git
 from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
 from pipeline.ingest.discovery import discover_all
 from pipeline.ingest.git_history import GitHistoryError
-from pipeline.ingest.partitions import GIT_PREFIX, by_partition
+from pipeline.ingest.partitions import by_partition
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
@@ -42,7 +42,7 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     """One data_raw file or one upstream commit's CSV snapshots, staged into the content-addressed
     store, with one append to the `staged_content` Delta table (concurrent appends both commit)."""
     keys = set(context.partition_keys)
-    sources, _, _ = _discover(context, warehouse, with_git=any(k.startswith(GIT_PREFIX) for k in keys))
+    sources, _, _ = _discover(context, warehouse, with_git=any(is_git(k) for k in keys))
     grouped = by_partition(sources)
     wanted = [s for k in sorted(keys) for s in grouped.get(k, [])]
     gone = sorted(keys - set(grouped))
@@ -101,7 +101,7 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     context.log.info(f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged")
     git_meta = {}
     if history is not None:
-        git_sources = sum(1 for s in sources if s.source_path.startswith("git:"))
+        git_sources = sum(1 for s in sources if is_git(s.source_path))
         context.log.info(
             f"git {git_repo}: HEAD {history.head}, {history.commits} commits with CSV snapshots, "
             f"{history.blobs_written} new blobs extracted, {git_sources} git-only sources"

@@ -32,11 +32,11 @@ from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common import duck, failpoints
+from pipeline.common.files import publish
 from pipeline.common.sql_models import SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
-from pipeline.stage.files import publish
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"

@@ -80,6 +80,8 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
     "pipeline/serve/duckdb_build.py": {
+        "model.sql",  # a view's definition: one of our own sql/ files
+        "name",
         "listed",
         "table",
         "cols",
@@ -105,8 +107,26 @@ ALLOWED_INTERPOLATIONS = {
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
     "pipeline/cli/sql_shell.py": {"sql"},
     "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
-    "pipeline/stage/csv_reader.py": {"int(threads)", "RAW_PREVIEW_CHARS", "empty", "raw_expr", "x_label", "digest"},
-    "pipeline/stage/kernelindex_reader.py": {"RAW_PREVIEW_CHARS", "loc_prefix", "_FIELDS_SQL", "_PATTERNS_BROKEN_SQL"},
+    "pipeline/stage/csv_reader.py": {
+        "_PARSED_SQL",
+        "RAW_PREVIEW_CHARS",
+        "empty",
+        "raw_expr",
+        "x_label",
+        "digest",
+        "quantiles",
+        "observed_at_text",
+    },
+    "pipeline/stage/kernelindex_reader.py": {
+        "RAW_PREVIEW_CHARS",
+        "loc_prefix",
+        "_PARSED_SQL",
+        "_PATTERNS_BROKEN_SQL",
+        "quantiles",
+        "observed_at_text",
+    },
+    # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
+    "pipeline/stage/driver.py": {"table", "raw_text"},
     "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
     "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
