@@ -28,26 +28,13 @@ import pyarrow as pa
 
 from pipeline.common import duck, failpoints
 from pipeline.config import load
+from pipeline.contracts.rules import RECORD_KEY
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
 from pipeline.model import run as normalize
 from pipeline.stage.store import StagingStore
 from pipeline.store.warehouse import Published, Warehouse
 
-RECORD_KEY = (
-    "kernel_name",
-    "kernel_operation_mode",
-    "kernel_provider",
-    "gpu_name",
-    "observed_at_text",
-    "p20",
-    "p50",
-    "p80",
-    "protocol_digest",
-    "environment_digest",
-    "workload_digest",
-    "implementation_digest",
-)
 ROWS_PER_BATCH = 1 << 17
 
 

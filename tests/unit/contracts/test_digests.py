@@ -57,8 +57,7 @@ def test_measurement_digest_sql_matches_python():
 
 def test_exported_json_schemas_are_current(tmp_path):
     from pipeline.contracts.records import export_json_schemas
-
-    from .conftest import PROJECT
+    from tests.conftest import PROJECT
 
     for path in export_json_schemas(tmp_path):
         assert (PROJECT / "schemas" / path.name).read_text() == path.read_text(), f"run `make schemas` ({path.name})"

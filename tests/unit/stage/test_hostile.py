@@ -75,7 +75,13 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
-    "pipeline/serve/checks.py": {"int(sample_limit)", "measurement_digest_sql()", "dim", "record_only"},
+    "pipeline/serve/checks.py": {
+        "int(sample_limit)",
+        "measurement_digest_sql()",
+        "dim",
+        "record_only",
+        "observed_at_text",
+    },
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
     "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
