@@ -23,3 +23,15 @@ def publish(tmp: Path, final: Path) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, final)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """``data`` as the whole new content of ``path``, written aside and published (nothing left
+    behind on failure)."""
+    tmp = atomic_path(path)
+    try:
+        tmp.write_bytes(data)
+        publish(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
