@@ -13,6 +13,7 @@ import socket
 from datetime import UTC, datetime
 
 import dagster as dg
+import polars as pl
 import pyarrow as pa
 
 from pipeline.config import GIT_REPO_ENV
@@ -25,6 +26,20 @@ from pipeline.ingest.partitions import by_partition
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
+
+
+def _staged_by_partitions(warehouse: WarehouseResource, sources: list[SourceFile]) -> int:
+    """How many of ``sources`` (path and content) a partition run of `source_content` staged: read
+    lazily from the `staged_content` Delta table (two columns), or 0 before any partition run."""
+    dt = warehouse.open().store.open(STAGED_CONTENT.name)
+    if dt is None or not sources:
+        return 0
+    staged = pl.scan_delta(dt).select("source_path", "content_sha256").unique().collect()
+    current = pl.DataFrame(
+        {"source_path": [s.source_path for s in sources], "content_sha256": [s.content_sha256 for s in sources]},
+        schema=staged.schema,
+    )
+    return current.join(staged, on=["source_path", "content_sha256"], how="semi").height
 
 
 def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
@@ -98,7 +113,11 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     staging = warehouse.staging()
     counts = staging.stage(sources)
     staging.collect_garbage()
-    context.log.info(f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged")
+    by_partitions = _staged_by_partitions(warehouse, sources)
+    context.log.info(
+        f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged "
+        f"({by_partitions} of the sources by partition runs)"
+    )
     git_meta = {}
     if history is not None:
         git_sources = sum(1 for s in sources if is_git(s.source_path))
@@ -121,6 +140,7 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
             "dagster/row_count": len(sources),
             "newly_staged": counts["newly_staged"],
             "already_staged": counts["already_staged"],
+            "staged_by_partition_runs": by_partitions,
             "refused_paths": len(problems),
             "data_raw": str(warehouse.data_raw_path()),
             **git_meta,

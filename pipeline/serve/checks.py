@@ -15,6 +15,7 @@ from pipeline.serve.duckdb_build import create_table_views
 from pipeline.store.warehouse import Published, Warehouse
 
 DIMENSIONS = ("environment", "protocol", "workload", "implementation")
+DIGEST_SAMPLE_LIMIT = 20  # wrong measurement digests reported at most
 
 
 def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
@@ -40,7 +41,7 @@ def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
     return con.execute((SQL_DIR / "checks" / f"{name}.sql").read_text()).fetchall()
 
 
-def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> list[tuple]:
+def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
     record_only = record_only_extra_config_sql("workload_digest")
     observed_at_text = observed_at_text_sql("observed_at")
@@ -54,7 +55,7 @@ def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> 
         )
         select 'measurement', measurement_digest, {measurement_digest_sql()} as recomputed
         from facts where measurement_digest <> {measurement_digest_sql()}
-        limit {int(sample_limit)}
+        limit {DIGEST_SAMPLE_LIMIT}
         """
     ).fetchall()
     for dim in DIMENSIONS:

@@ -149,9 +149,7 @@ def built_state(wh: Warehouse) -> dict:
         return _state(con)
 
 
-def build_duckdb(
-    wh: Warehouse, published: Published, settings: RegressionSettings | None = None, *, force_full: bool = False
-) -> dict:
+def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
     so a file being built aside here belongs to a killed build and goes."""
     for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
@@ -159,14 +157,14 @@ def build_duckdb(
     settings = settings or RegressionSettings()
     target = {"seq": published.seq, "sql": sql_hash(), "settings": settings.model_dump(mode="json")}
     final = wh.duckdb_path
-    if final.exists() and not force_full:
+    if final.exists():
         with duck.connect(final, read_only=True) as con:
             old = _state(con)
         if all(old.get(k) == v for k, v in target.items()):
             return {"mode": "unchanged", "seq": published.seq}
     else:
         old = {}
-    full = force_full or not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
+    full = not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
     runs_between = [p for p in wh.run_log() if old.get("seq", 0) < p.seq <= published.seq]
     if any(p.mode == "full" for p in runs_between) or old.get("seq", 0) > published.seq:
         full = True

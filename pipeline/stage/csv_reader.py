@@ -235,10 +235,10 @@ def _rejects(job: driver.Job) -> list[driver.Reject]:
 READER = driver.Reader(schema=STAGED_SCHEMA, register=register_functions, guard=_guard, parse=_parse, rejects=_rejects)
 
 
-def stage_csv_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> None:
-    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
-    functions :func:`register_functions` registered, or on a database of its own)."""
-    driver.stage(READER, path, dest, db=db)
+def stage_csv_file(path: Path, dest: Path) -> None:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically, on a database of its own (the
+    staging store stages a batch on one database: :func:`driver.stage_or_quarantine`)."""
+    driver.stage(READER, path, dest)
 
 
 def _q(identifier: str) -> str:

@@ -104,8 +104,8 @@ _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
-def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
-    """Nesting depth of JSON text (strings skipped), stopping early once past ``limit``."""
+def json_depth(text: str) -> int:
+    """Nesting depth of JSON text (strings skipped), stopping early once past MAX_JSON_DEPTH."""
     depth = deepest = 0
     for ch in _STRING_RE.sub("", text):
         step = _BRACKETS.get(ord(ch))
@@ -113,7 +113,7 @@ def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
             depth += step
             if depth > deepest:
                 deepest = depth
-                if deepest > limit:
+                if deepest > MAX_JSON_DEPTH:
                     break
     return deepest
 
@@ -313,10 +313,10 @@ STAGED_SCHEMA = pa.schema(
 READER = driver.Reader(schema=STAGED_SCHEMA, register=register_functions, guard=_guard, parse=_parse, rejects=_rejects)
 
 
-def stage_kernelindex_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> None:
-    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
-    functions :func:`register_functions` registered, or on a database of its own)."""
-    driver.stage(READER, path, dest, db=db)
+def stage_kernelindex_file(path: Path, dest: Path) -> None:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically, on a database of its own (the
+    staging store stages a batch on one database: :func:`driver.stage_or_quarantine`)."""
+    driver.stage(READER, path, dest)
 
 
 def _object_checker(model: type):

@@ -88,13 +88,11 @@ for _dim, _key in DIM_KEYS.items():
 
 
 class Merger:
-    def __init__(
-        self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None, threads: int | None = None
-    ):
+    def __init__(self, wh: Warehouse, staging: StagingStore):
         self.wh, self.staging = wh, staging
         # Read (and validated) before the run takes the lock: a bad value commits nothing.
         self.settings = load()
-        self.memory_limit, self.threads = memory_limit or self.settings.build_memory, threads
+        self.memory_limit = self.settings.build_memory
 
     # -- reading the published state -------------------------------------------------------
     def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:
@@ -128,9 +126,7 @@ class Merger:
             restored = self.wh.restore_unpublished()
             pub = self.wh.published()
             spill = self.wh.temp_dir / f"merge-{run_id}"
-            con = duck.connect(
-                temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri, threads=self.threads
-            )
+            con = duck.connect(temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri)
             try:
                 self._register_published(con, pub)
                 result = self._run(con, pub, sources, problems, run_id, force_full)

@@ -76,7 +76,7 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
     "pipeline/serve/checks.py": {
-        "int(sample_limit)",
+        "DIGEST_SAMPLE_LIMIT",
         "measurement_digest_sql()",
         "dim",
         "record_only",
