@@ -81,6 +81,7 @@ ALLOWED_INTERPOLATIONS = {
         "dim",
         "record_only",
         "observed_at_text",
+        "QUANTILE_REASON_MACRO",
     },
     # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
     "pipeline/common/duck.py": {"sql"},
@@ -133,7 +134,8 @@ ALLOWED_INTERPOLATIONS = {
     },
     # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
     "pipeline/stage/driver.py": {"table", "raw_text"},
-    "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record"},
+    # `macro`: a rule of contracts/rules.py as a DuckDB macro (code-made text).
+    "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record", "macro"},
     "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
 
