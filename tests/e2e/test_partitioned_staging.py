@@ -114,4 +114,4 @@ def test_partition_runs_in_parallel_processes_both_commit(tmp_path):
             ).fetchall()
         )
     assert got == keys  # two concurrent appends, both committed, nothing doubled
-    assert len(store.history(STAGED_CONTENT)) == 2
+    assert len(store.history(STAGED_CONTENT.name)) == 2
