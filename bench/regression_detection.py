@@ -37,7 +37,7 @@ import duckdb
 
 from pipeline.analyze.settings import RegressionSettings
 from pipeline.analyze.versions import parse_version
-from tests.regression_support import build_regression_layer
+from tests.fixtures.regression import build_regression_layer
 
 PROJECT = Path(__file__).resolve().parents[1]
 RESULT = PROJECT / "bench" / "results" / "regression_detection.md"

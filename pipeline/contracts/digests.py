@@ -51,14 +51,13 @@ MEASUREMENT_KEY = (
 )
 
 
-def measurement_digest_sql(alias: str = "") -> str:
+def measurement_digest_sql() -> str:
     """DuckDB expression for the measurement digest (vectorized; no Python per row).
 
     sha256 over the key fields joined by U+001F; ``observed_at_text`` is the UTC
     timestamp as ``YYYY-MM-DD HH:MM:SS``.
     """
-    p = f"{alias}." if alias else ""
-    parts = ", ".join(f"coalesce({p}{c}, chr(0))" for c in MEASUREMENT_KEY)
+    parts = ", ".join(f"coalesce({c}, chr(0))" for c in MEASUREMENT_KEY)
     return f"'{SHA_PREFIX}' || sha256(concat_ws(chr(31), {parts}))"
 
 

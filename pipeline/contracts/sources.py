@@ -10,6 +10,27 @@ from pathlib import Path
 CSV_KIND = "liger_csv"
 KERNELINDEX_KIND = "kernelindex"
 KERNELINDEX_SUFFIXES = (".json", ".ndjson", ".jsonl")
+# A source backfilled from the upstream git history is named ``git:<commit>:<path>``; its staging
+# partition ``git:<commit>``.
+GIT_PREFIX = "git:"
+
+
+def git_source_path(commit: str, path: str) -> str:
+    return f"{GIT_PREFIX}{commit}:{path}"
+
+
+def git_partition_key(commit: str) -> str:
+    return GIT_PREFIX + commit
+
+
+def is_git(name: str) -> bool:
+    """A git source path or a git partition key."""
+    return name.startswith(GIT_PREFIX)
+
+
+def git_commit_of(name: str) -> str:
+    """The commit a git source path or partition key names."""
+    return name[len(GIT_PREFIX) :].split(":", 1)[0]
 
 
 @dataclass

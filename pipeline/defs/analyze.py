@@ -8,9 +8,9 @@ from pydantic import Field
 
 from pipeline.analyze.report.queries import newest_overview
 from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
+from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.duckdb_build import built_state
-from pipeline.stage.files import atomic_path, publish
 
 _NEWEST_REGRESSIONS_SQL = """
 select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,

@@ -13,19 +13,34 @@ import socket
 from datetime import UTC, datetime
 
 import dagster as dg
+import polars as pl
 import pyarrow as pa
 
 from pipeline.config import GIT_REPO_ENV
-from pipeline.contracts.sources import SourceFile
+from pipeline.contracts.sources import SourceFile, is_git
 from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
 from pipeline.ingest.commits import commit_tables, snapshot_stats
 from pipeline.ingest.discovery import DataRootError, discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
-from pipeline.ingest.partitions import GIT_PREFIX, by_partition
+from pipeline.ingest.partitions import by_partition
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
+
+
+def _staged_by_partitions(warehouse: WarehouseResource, sources: list[SourceFile]) -> int:
+    """How many of ``sources`` (path and content) a partition run of `source_content` staged: read
+    lazily from the `staged_content` Delta table (two columns), or 0 before any partition run."""
+    dt = warehouse.open().store.open(STAGED_CONTENT.name)
+    if dt is None or not sources:
+        return 0
+    staged = pl.scan_delta(dt).select("source_path", "content_sha256").unique().collect()
+    current = pl.DataFrame(
+        {"source_path": [s.source_path for s in sources], "content_sha256": [s.content_sha256 for s in sources]},
+        schema=staged.schema,
+    )
+    return current.join(staged, on=["source_path", "content_sha256"], how="semi").height
 
 
 def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
@@ -45,7 +60,7 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     """One data_raw file or one upstream commit's CSV snapshots, staged into the content-addressed
     store, with one append to the `staged_content` Delta table (concurrent appends both commit)."""
     keys = set(context.partition_keys)
-    sources, _, _ = _discover(context, warehouse, with_git=any(k.startswith(GIT_PREFIX) for k in keys))
+    sources, _, _ = _discover(context, warehouse, with_git=any(is_git(k) for k in keys))
     grouped = by_partition(sources)
     wanted = [s for k in sorted(keys) for s in grouped.get(k, [])]
     gone = sorted(keys - set(grouped))
@@ -117,10 +132,14 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     staging.collect_garbage()
     sources = drop_duplicate_snapshots(sources)
     reference = _commit_tables(context, sources, staging, git_repo)
-    context.log.info(f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged")
+    by_partitions = _staged_by_partitions(warehouse, sources)
+    context.log.info(
+        f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged "
+        f"({by_partitions} of the sources by partition runs)"
+    )
     git_meta = {}
     if history is not None:
-        git_sources = sum(1 for s in sources if s.source_path.startswith("git:"))
+        git_sources = sum(1 for s in sources if is_git(s.source_path))
         context.log.info(
             f"git {git_repo}: HEAD {history.head}, {history.commits} commits with CSV snapshots, "
             f"{history.blobs_written} new blobs extracted, {git_sources} git-only sources"
@@ -145,6 +164,7 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
             "dagster/row_count": len(sources),
             "newly_staged": counts["newly_staged"],
             "already_staged": counts["already_staged"],
+            "staged_by_partition_runs": by_partitions,
             "refused_paths": len(problems),
             "data_raw": str(warehouse.data_raw_path()),
             **git_meta,

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from pipeline.config import DATA_RAW_ENV
 from pipeline.contracts.reasons import Reason
-from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, KERNELINDEX_SUFFIXES, SourceFile, parse_utc
+from pipeline.contracts.sources import (
+    CSV_KIND,
+    KERNELINDEX_KIND,
+    KERNELINDEX_SUFFIXES,
+    SourceFile,
+    git_source_path,
+    parse_utc,
+)
 from pipeline.ingest import gh_pages, git_history
 
 
@@ -182,7 +189,7 @@ def gh_pages_sources(git_repo: Path, blob_cache: Path) -> list[SourceFile]:
     return [
         SourceFile(
             path=s.path,
-            source_path=git_history.source_path_for(s.gh_pages_commit, s.upstream_path),
+            source_path=git_source_path(s.gh_pages_commit, s.upstream_path),
             kind=CSV_KIND,
             size_bytes=s.size_bytes,
             upstream_path=s.upstream_path,

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.contracts.sources import CSV_KIND, SourceFile, parse_utc
+from pipeline.common.files import publish
+from pipeline.contracts.sources import CSV_KIND, SourceFile, git_source_path, parse_utc
 from pipeline.ingest.git import GitError, env, open_repo, run
-from pipeline.stage.files import publish
 
 PATHSPEC = "benchmark/data/*.csv"
 BLOB_SUFFIX = ".csv"
@@ -212,10 +212,6 @@ def extract_blobs(repo: Path, blobs: list[str], cache: Path) -> int:
     return written
 
 
-def source_path_for(commit: str, path: str) -> str:
-    return f"git:{commit}:{path}"
-
-
 def read_history(repo: Path, cache: Path) -> GitHistory:
     """Every committed snapshot of benchmark/data/*.csv reachable from HEAD, as sources backed by cached blobs.
 
@@ -235,7 +231,7 @@ def read_history(repo: Path, cache: Path) -> GitHistory:
     sources = []
     seen: set[str] = set()
     for s in sorted(snaps, key=lambda s: (s.committed_at, s.commit, s.path)):
-        sp = source_path_for(s.commit, s.path)
+        sp = git_source_path(s.commit, s.path)
         if sp in seen:
             continue
         seen.add(sp)

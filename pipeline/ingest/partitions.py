@@ -10,16 +10,14 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from pipeline.contracts.sources import SourceFile
+from pipeline.contracts.sources import SourceFile, git_commit_of, git_partition_key, is_git
 from pipeline.ingest import git_history
 from pipeline.ingest.discovery import discover
 
-GIT_PREFIX = "git:"
-
 
 def partition_key(src: SourceFile) -> str:
-    if src.source_path.startswith(GIT_PREFIX):
-        return GIT_PREFIX + (src.upstream_commit or src.source_path.split(":")[1])
+    if is_git(src.source_path):
+        return git_partition_key(src.upstream_commit or git_commit_of(src.source_path))
     return src.source_path
 
 
@@ -39,5 +37,5 @@ def current_keys(data_raw: Path, git_repo: Path | None) -> list[str]:
         repo = git_history.validate_repo(git_repo)
         head = git_history.head_sha(repo)
         if head:
-            keys |= {GIT_PREFIX + snap.commit for snap in git_history.list_snapshots(repo, head)}
+            keys |= {git_partition_key(snap.commit) for snap in git_history.list_snapshots(repo, head)}
     return sorted(keys)

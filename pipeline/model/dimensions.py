@@ -7,17 +7,13 @@ means the same thing whether it came from a record or from a CSV row.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pipeline.config import API_VERSION
 from pipeline.contracts.digests import canonical_json, object_digest
+from pipeline.contracts.rules import slug
 
 HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": "https://github.com/linkedin/Liger-Kernel"}
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _obj(kind: str, spec: dict[str, Any], name: str, title: str) -> dict[str, Any]:

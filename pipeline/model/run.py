@@ -22,6 +22,7 @@ import pyarrow as pa
 from pipeline.common.sql_models import ModelHeader, PythonModel, load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
+from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
 from pipeline.model import dimensions
 
@@ -39,11 +40,14 @@ INPUTS = (
     "known_gpu",
     "known_record",
 )
-# Placeholders the model files use for the digest rule, which lives in digests.py only.
+# Placeholders the model files use for rules that live in contracts/ only.
 TEMPLATE = {
     "{measurement_digest}": measurement_digest_sql(),
     "{record_only_extra_config}": record_only_extra_config_sql("r.workload_digest"),
+    "{record_key}": ", ".join(RECORD_KEY),
 }
+# Macros the model files call, made from the same rules: slug(text).
+MACROS = (SLUG_MACRO,)
 DERIVED = {  # key table -> (builder, key columns)
     "environment": (dimensions.environment, ("gpu_name",)),
     "protocol": (dimensions.protocol, ("kernel_operation_mode", "metric_name", "metric_unit")),
@@ -153,6 +157,8 @@ def run_models(
     )
     con.execute(f"create or replace temp table known_gpu as {known_gpu}")
     con.execute(f"create or replace temp table known_record as {known_record}")
+    for macro in MACROS:
+        con.execute(macro)
     applied = []
     for model in models():
         if isinstance(model, PythonModel):

@@ -10,16 +10,19 @@ import duckdb
 from pipeline.common import duck
 from pipeline.config import SQL_DIR
 from pipeline.contracts.digests import measurement_digest_sql, object_digest, record_only_extra_config_sql
+from pipeline.contracts.rules import QUANTILE_REASON_MACRO, observed_at_text_sql
 from pipeline.serve.duckdb_build import create_table_views
 from pipeline.store.warehouse import Published, Warehouse
 
 DIMENSIONS = ("environment", "protocol", "workload", "implementation")
+DIGEST_SAMPLE_LIMIT = 20  # wrong measurement digests reported at most
 
 
 def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the readers' tables (sql/serve) over a published state."""
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(published))
+    register_rules(con)
     # No check reads provenance (source_count, first/last seen); aggregating every sighting for it
     # would cost more than the checks themselves. Its columns read as NULL here.
     con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
@@ -30,24 +33,30 @@ def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBP
     return con
 
 
+def register_rules(con: duckdb.DuckDBPyConnection) -> None:
+    """The rules the check files use, as macros: each is written once, in contracts/rules.py."""
+    con.execute(QUANTILE_REASON_MACRO)
+
+
 def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
     return con.execute((SQL_DIR / "checks" / f"{name}.sql").read_text()).fetchall()
 
 
-def digest_integrity(con: duckdb.DuckDBPyConnection, sample_limit: int = 20) -> list[tuple]:
+def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
     record_only = record_only_extra_config_sql("workload_digest")
+    observed_at_text = observed_at_text_sql("observed_at")
     bad = con.execute(
         f"""
         with facts as (
             select * replace (
                 case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
-                   strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text
+                   {observed_at_text} as observed_at_text
             from fact_measurement
         )
         select 'measurement', measurement_digest, {measurement_digest_sql()} as recomputed
         from facts where measurement_digest <> {measurement_digest_sql()}
-        limit {int(sample_limit)}
+        limit {DIGEST_SAMPLE_LIMIT}
         """
     ).fetchall()
     for dim in DIMENSIONS:

@@ -33,12 +33,12 @@ from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common import duck, failpoints
+from pipeline.common.files import atomic_path, publish
 from pipeline.common.sql_models import SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
 from pipeline.ingest.gh_pages import touches_kernel
-from pipeline.stage.files import atomic_path, publish
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
@@ -187,9 +187,7 @@ def built_state(wh: Warehouse) -> dict:
         return _state(con)
 
 
-def build_duckdb(
-    wh: Warehouse, published: Published, settings: RegressionSettings | None = None, *, force_full: bool = False
-) -> dict:
+def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
     so a file being built aside here belongs to a killed build and goes."""
     for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
@@ -204,12 +202,12 @@ def build_duckdb(
         "settings": settings.model_dump(mode="json"),
     }
     final = wh.duckdb_path
-    old = built_state(wh) if final.exists() and not force_full else {}
+    old = built_state(wh) if final.exists() else {}
     if old and all(old.get(k) == v for k, v in target.items()):
         return {"mode": "unchanged", "seq": published.seq}
     if old.get("warehouse") != wh.root_uri:
         old = {}
-    full = force_full or not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
+    full = not old or old.get("sql") != target["sql"] or old.get("settings") != target["settings"]
     runs_between = [p for p in wh.run_log() if old.get("seq", 0) < p.seq <= published.seq]
     if any(p.mode == "full" for p in runs_between) or old.get("seq", 0) > published.seq:
         full = True

@@ -15,21 +15,15 @@ import duckdb
 import pyarrow as pa
 from pydantic import ValidationError
 
+from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
-from pipeline.stage.csv_reader import StageResult, append_rejects
-from pipeline.stage.files import (
-    RAW_PREVIEW_CHARS,
-    atomic_path,
-    line_numbers,
-    map_distinct,
-    publish,
-    reader_connection,
-    scan_oversize_lines,
-    write_without,
-)
+from pipeline.contracts.rules import observed_at_text_sql, quantile_reason_clauses
+from pipeline.stage import driver
+from pipeline.stage.distinct import map_distinct
+from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 LINE_FORMATS = (".ndjson", ".jsonl")
 
@@ -110,8 +104,8 @@ _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
-def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
-    """Nesting depth of JSON text (strings skipped), stopping early once past ``limit``."""
+def json_depth(text: str) -> int:
+    """Nesting depth of JSON text (strings skipped), stopping early once past MAX_JSON_DEPTH."""
     depth = deepest = 0
     for ch in _STRING_RE.sub("", text):
         step = _BRACKETS.get(ord(ch))
@@ -119,7 +113,7 @@ def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
             depth += step
             if depth > deepest:
                 deepest = depth
-                if deepest > limit:
+                if deepest > MAX_JSON_DEPTH:
                     break
     return deepest
 
@@ -156,167 +150,173 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
     con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
 
 
-def stage_kernelindex_file(path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> StageResult:
-    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
-    functions :func:`register_functions` registered, or on a database of its own)."""
-    if path.suffix.lower() not in LINE_FORMATS:
-        return _stage(path, dest, [], line_format=False, db=db)
-    # Lines beyond MAX_LINE_BYTES never reach DuckDB (past ~100 MB its reject store loses them).
-    oversize = scan_oversize_lines(path, MAX_LINE_BYTES, None, Reason.LINE_TOO_LONG, Reason.LINE_TOO_LONG)
-    if not oversize:
-        return _stage(path, dest, [], line_format=True, db=db)
-    clean = atomic_path(dest).with_suffix(".src")
-    try:
-        write_without(path, oversize, clean)
-        return _stage(clean, dest, oversize, line_format=True, db=db)
-    finally:
-        clean.unlink(missing_ok=True)
+def _guard(path: Path) -> driver.Guard:
+    """A line file goes to the pre-scan (lines beyond MAX_LINE_BYTES never reach DuckDB: past ~100 MB
+    its reject store loses them); a .json file is read here into its bundles, one per line."""
+    if path.suffix.lower() in LINE_FORMATS:
+        return driver.Guard(scan=driver.Scan(MAX_LINE_BYTES, None, Reason.LINE_TOO_LONG, Reason.LINE_TOO_LONG))
+    lines, file_error = _lines_from_json_file(path)
+    return driver.Guard(rejects=[] if file_error is None else [("file", *file_error)], context=lines)
 
 
-def _stage(
-    path: Path, dest: Path, oversize: list, *, line_format: bool, db: duckdb.DuckDBPyConnection | None
-) -> StageResult:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    con = reader_connection(dest, db, register_functions)
-    try:
-        # `numbered_lines(path, max_line)`: the file's lines with their row numbers, as a temporary macro
-        # (private to this connection, unlike a view, so files staged side by side never see each other's).
-        if line_format:
-            # One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
-            # The empty OVER () streams in file order: row_no is the physical line, until a rejected line.
-            con.execute(
-                """
-                create temp macro numbered_lines(path, max_line) as table
-                select row_number() over () as record_no, line
-                from read_csv(path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
-                              delim = chr(31), quote = '', escape = '', max_line_size = max_line,
-                              strict_mode = false, store_rejects = true,
-                              rejects_table = 'line_rejects', rejects_scan = 'line_reject_scans')
-                """
-            )
-            rejects = []
-            loc_prefix = "line "
-        else:
-            lines, file_error = _lines_from_json_file(path)
-            rejects = [] if file_error is None else [("file", *file_error)]
-            con.register("json_lines", pa.table({"line": pa.array(lines, pa.string())}))
-            con.execute(
-                "create temp macro numbered_lines(path, max_line) as table "
-                "select row_number() over () as record_no, line from json_lines"
-            )
-            loc_prefix = "record "
+# `numbered_lines(path, max_line)`: a line file's lines with their row numbers, as a temporary macro
+# (private to this connection, unlike a view, so files staged side by side never see each other's).
+# One column per line: U+001F never occurs in valid JSON text, so it is a safe "no delimiter".
+# The empty OVER () streams in file order: row_no is the physical line, until a rejected line.
+_NUMBERED_LINES_SQL = """
+    create temp macro numbered_lines(path, max_line) as table
+    select row_number() over () as record_no, line
+    from read_csv(path, header = false, auto_detect = false, columns = {'line': 'VARCHAR'},
+                  delim = chr(31), quote = '', escape = '', max_line_size = max_line,
+                  strict_mode = false, store_rejects = true,
+                  rejects_table = 'line_rejects', rejects_scan = 'line_reject_scans')
+    """
+# The same macro over the bundles of a .json file (registered as `json_lines`).
+_NUMBERED_BUNDLES_SQL = (
+    "create temp macro numbered_lines(path, max_line) as table "
+    "select row_number() over () as record_no, line from json_lines"
+)
+# Lines -> one parse per line -> every field and the two objects' checks.
+_PARSED_SQL = f"""
+    lines as (
+        -- Blank test: a cheap first-byte check; trim() only for lines that start with whitespace.
+        select record_no, line from numbered_lines($path, $max_line)
+        where line is not null and (left(line, 1) not in (' ', chr(9), chr(13)) or trim(line) <> '')
+    ),
+    source as (
+        -- JSON nested deeper than any valid bundle is never parsed further (nor recursed into by
+        -- Python): only a line with more brackets than the limit can be that deep.
+        select record_no, line,
+            case when strlen(line) - strlen(replace(replace(line, '{{', ''), '[', '')) > $limit
+                 then is_too_deep(line) else false end as deep
+        from lines
+    ),
+    extracted as (
+        -- One parse per line: every path is pulled by a single multi-path call (the protocol and
+        -- environment objects as their JSON text); it fails exactly when json_valid is false, so a
+        -- line is valid when it yields a list. Valid JSON that opens with a brace is an object.
+        select record_no, line, deep, s is not null as ok, s,
+            case when s is not null then
+                (case when left(line, 1) = '{{' then 'OBJECT' else json_type(line) end) end as top_type
+        from (select *, case when not deep then try(json_extract_string(line, $paths)) end as s from source)
+    ),
+    fields as (
+        select record_no, line, deep, ok, top_type,
+            s[$protocol_at] as protocol_text, s[$environment_at] as environment_text, {_FIELDS_SQL}
+        from extracted
+    ),
+    parsed as (
+        select * exclude (ms_20, ms_50, ms_80),
+            try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50,
+            try_cast(ms_80 as double) as p80,
+            try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
+            string_split(external_id, '/') as id_parts,
+            string_split(benchmark, '/') as bench_parts,
+            check_protocol(protocol_text) as po,
+            check_environment(environment_text) as eo
+        from fields
+    ),
+    joined as (
+        select *,
+            po.digest as protocol_actual, po.canonical as protocol_json, po.error as protocol_error,
+            eo.digest as environment_actual, eo.canonical as environment_json, eo.error as environment_error
+        from parsed
+    )"""
 
-        tmp = atomic_path(dest)
-        # The relation API takes the output path as an argument: no path is ever pasted into SQL.
-        con.sql(
-            f"""
-            with lines as (
-                -- Blank test: a cheap first-byte check; trim() only for lines that start with whitespace.
-                select record_no, line from numbered_lines($path, $max_line)
-                where line is not null and (left(line, 1) not in (' ', chr(9), chr(13)) or trim(line) <> '')
-            ),
-            source as (
-                -- JSON nested deeper than any valid bundle is never parsed further (nor recursed into by
-                -- Python): only a line with more brackets than the limit can be that deep.
-                select record_no, line,
-                    case when strlen(line) - strlen(replace(replace(line, '{{', ''), '[', '')) > $limit
-                         then is_too_deep(line) else false end as deep
-                from lines
-            ),
-            extracted as (
-                -- One parse per line: every path is pulled by a single multi-path call (the protocol and
-                -- environment objects as their JSON text); it fails exactly when json_valid is false, so a
-                -- line is valid when it yields a list. Valid JSON that opens with a brace is an object.
-                select record_no, line, deep, s is not null as ok, s,
-                    case when s is not null then
-                        (case when left(line, 1) = '{{' then 'OBJECT' else json_type(line) end) end as top_type
-                from (select *, case when not deep then try(json_extract_string(line, $paths)) end as s from source)
-            ),
-            fields as (
-                select record_no, line, deep, ok, top_type,
-                    s[$protocol_at] as protocol_text, s[$environment_at] as environment_text, {_FIELDS_SQL}
-                from extracted
-            ),
-            parsed as (
-                select * exclude (ms_20, ms_50, ms_80),
-                    try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50,
-                    try_cast(ms_80 as double) as p80,
-                    try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
-                    string_split(external_id, '/') as id_parts,
-                    string_split(benchmark, '/') as bench_parts,
-                    check_protocol(protocol_text) as po,
-                    check_environment(environment_text) as eo
-                from fields
-            ),
-            joined as (
-                select *,
-                    po.digest as protocol_actual, po.canonical as protocol_json, po.error as protocol_error,
-                    eo.digest as environment_actual, eo.canonical as environment_json, eo.error as environment_error
-                from parsed
-            ),
-            judged as (
-                select *,
-                    case
-                        when deep then '{Reason.JSON_TOO_DEEP}'
-                        when not ok then '{Reason.TRUNCATED_JSON}'
-                        when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
-                        when run_api is distinct from $api or protocol_api is distinct from $api
-                             or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
-                        when protocol_error is not null then protocol_error
-                        when environment_error is not null then environment_error
-                        when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL}
-                            then '{Reason.INVALID_RECORD}'
-                        when observed_at is null then '{Reason.BAD_TIMESTAMP}'
-                        when p20 is null or p50 is null or p80 is null or isnan(p20) or isnan(p50) or isnan(p80)
-                             or isinf(p20) or isinf(p50) or isinf(p80) then '{Reason.NON_NUMERIC_VALUE}'
-                        when p20 <= 0 or p50 <= 0 or p80 <= 0 then '{Reason.NON_POSITIVE_VALUE}'
-                        when not (p20 <= p50 and p50 <= p80) then '{Reason.QUANTILE_ORDER}'
-                        when protocol_actual <> protocol_digest or environment_actual <> environment_digest
-                             then '{Reason.DIGEST_MISMATCH}'
-                    end as reason
-                from joined
-            )
-            select record_no, '{loc_prefix}' || record_no as location, reason,
-                case when reason is not null then left(line, {RAW_PREVIEW_CHARS}) end as raw,
-                bench_parts[1] as kernel_name,
-                bench_parts[2] as kernel_operation_mode,
-                case when len(id_parts) >= 3 then id_parts[3] end as kernel_provider,
-                case when len(id_parts) >= 4 then id_parts[4] end as gpu_slug,
-                trim(concat_ws(' ', json_extract_string(environment_json, '$.spec.hardware.product'),
-                                    json_extract_string(environment_json, '$.spec.hardware.formFactor')))
-                                    as environment_gpu_name,
-                observed_at,
-                strftime(observed_at, '%Y-%m-%d %H:%M:%S') as observed_at_text,
-                liger_version, run_name, p20, p50, p80,
-                protocol_digest, environment_digest, workload_digest, implementation_digest,
-                protocol_json, environment_json
-            from judged
-            """,
-            params={
-                "path": str(path),
-                "max_line": MAX_LINE_BYTES,
-                "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"],
-                "protocol_at": len(EXTRACTED) + 1,
-                "environment_at": len(EXTRACTED) + 2,
-                "limit": MAX_JSON_DEPTH,
-                "api": API_VERSION,
-                "run_kind": RUN_KIND,
-                **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
-            },
-        ).write_parquet(str(tmp), compression="zstd")
-        if line_format:
-            rejects, gaps = _line_rejects(con, path, oversize)
-            if gaps:  # rare: rows after a rejected line move down by the lines rejected before them
-                tmp = _shift_records(con, tmp, dest, gaps)
-        if rejects:
-            tmp = append_rejects(con, tmp, dest, rejects)
-        read, bad = con.execute(
-            "select count(*), count(*) filter (where reason is not null) from read_parquet($p)", {"p": str(tmp)}
-        ).fetchone()
-        publish(tmp, dest)
-    finally:
-        con.close()
-    return StageResult(read, bad)
+
+def _parse(job: driver.Job) -> None:
+    line_format = job.guard.scan is not None
+    if line_format:
+        job.con.execute(_NUMBERED_LINES_SQL)
+    else:
+        job.con.register("json_lines", pa.table({"line": pa.array(job.guard.context, pa.string())}))
+        job.con.execute(_NUMBERED_BUNDLES_SQL)
+    loc_prefix = "line " if line_format else "record "
+    quantiles = quantile_reason_clauses("p20", "p50", "p80")
+    observed_at_text = observed_at_text_sql("observed_at")
+    # The relation API takes the output path as an argument: no path is ever pasted into SQL.
+    job.con.sql(
+        f"""
+        with {_PARSED_SQL},
+        judged as (
+            select *,
+                case
+                    when deep then '{Reason.JSON_TOO_DEEP}'
+                    when not ok then '{Reason.TRUNCATED_JSON}'
+                    when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
+                    when run_api is distinct from $api or protocol_api is distinct from $api
+                         or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
+                    when protocol_error is not null then protocol_error
+                    when environment_error is not null then environment_error
+                    when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL}
+                        then '{Reason.INVALID_RECORD}'
+                    when observed_at is null then '{Reason.BAD_TIMESTAMP}'
+                    {quantiles}
+                    when protocol_actual <> protocol_digest or environment_actual <> environment_digest
+                         then '{Reason.DIGEST_MISMATCH}'
+                end as reason
+            from joined
+        )
+        select record_no, '{loc_prefix}' || record_no as location, reason,
+            case when reason is not null then left(line, {RAW_PREVIEW_CHARS}) end as raw,
+            bench_parts[1] as kernel_name,
+            bench_parts[2] as kernel_operation_mode,
+            case when len(id_parts) >= 3 then id_parts[3] end as kernel_provider,
+            case when len(id_parts) >= 4 then id_parts[4] end as gpu_slug,
+            trim(concat_ws(' ', json_extract_string(environment_json, '$.spec.hardware.product'),
+                                json_extract_string(environment_json, '$.spec.hardware.formFactor')))
+                                as environment_gpu_name,
+            observed_at,
+            {observed_at_text} as observed_at_text,
+            liger_version, run_name, p20, p50, p80,
+            protocol_digest, environment_digest, workload_digest, implementation_digest,
+            protocol_json, environment_json
+        from judged
+        """,
+        params={
+            "path": str(job.path),
+            "max_line": MAX_LINE_BYTES,
+            "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"],
+            "protocol_at": len(EXTRACTED) + 1,
+            "environment_at": len(EXTRACTED) + 2,
+            "limit": MAX_JSON_DEPTH,
+            "api": API_VERSION,
+            "run_kind": RUN_KIND,
+            **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
+        },
+    ).write_parquet(str(job.tmp), compression="zstd")
+
+
+def _rejects(job: driver.Job) -> list[driver.Reject]:
+    """Lines DuckDB refused or the pre-scan cut out (whatever DuckDB rejects in a one-column read is a
+    line that is not whole JSON). Rows after a rejected line move down by the lines rejected before them."""
+    if job.guard.scan is None:
+        return []
+    rejects, lines = driver.parser_rejects(
+        job, "line_rejects", DUCKDB_LINE_REJECT_REASON, Reason.TRUNCATED_JSON, strip_newlines=False
+    )
+    if lines:  # rare
+        job.tmp = _shift_records(job.con, job.tmp, job.dest, sorted(lines))
+    return rejects
+
+
+STAGED_SCHEMA = pa.schema(
+    [("record_no", pa.int64())]
+    + [(c, pa.string()) for c in ("location", "reason", "raw", "kernel_name", "kernel_operation_mode")]
+    + [(c, pa.string()) for c in ("kernel_provider", "gpu_slug", "environment_gpu_name")]
+    + [("observed_at", pa.timestamp("us"))]
+    + [(c, pa.string()) for c in ("observed_at_text", "liger_version", "run_name")]
+    + [(c, pa.float64()) for c in ("p20", "p50", "p80")]
+    + [(c, pa.string()) for c in ("protocol_digest", "environment_digest", "workload_digest")]
+    + [(c, pa.string()) for c in ("implementation_digest", "protocol_json", "environment_json")]
+)
+READER = driver.Reader(schema=STAGED_SCHEMA, register=register_functions, guard=_guard, parse=_parse, rejects=_rejects)
+
+
+def stage_kernelindex_file(path: Path, dest: Path) -> None:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically, on a database of its own (the
+    staging store stages a batch on one database: :func:`driver.stage_or_quarantine`)."""
+    driver.stage(READER, path, dest)
 
 
 def _object_checker(model: type):
@@ -333,28 +333,6 @@ def _object_checker(model: type):
 
 def _too_deep(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pa.array([t is not None and json_depth(t) > MAX_JSON_DEPTH for t in texts.to_pylist()], pa.bool_())
-
-
-def _line_rejects(con: duckdb.DuckDBPyConnection, path: Path, oversize: list) -> tuple[list, list[int]]:
-    """Lines DuckDB refused or the pre-scan cut out: quarantine rows, and their physical line numbers."""
-    raw_rejects = con.execute(
-        """
-        select line_byte_position, arg_min(error_type, byte_position),
-               left(coalesce(arg_min(csv_line, byte_position), ''), $cap)
-        from line_rejects group by 1 order by 1
-        """,
-        {"cap": RAW_PREVIEW_CHARS},
-    ).fetchall()
-    numbers = line_numbers(path, [r[0] for r in raw_rejects])
-    marked = {o.line_no for o in oversize}
-    # Whatever else DuckDB rejects in a one-column read is a line that is not whole JSON.
-    rejects = [
-        (f"line {numbers[pos]}", DUCKDB_LINE_REJECT_REASON.get(err, Reason.TRUNCATED_JSON), raw)
-        for pos, err, raw in raw_rejects
-        if numbers[pos] not in marked
-    ]
-    rejects += [(f"line {o.line_no}", o.reason, o.preview) for o in oversize]
-    return rejects, sorted({numbers[r[0]] for r in raw_rejects} | marked)
 
 
 def _shift_records(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, gaps: list[int]) -> Path:

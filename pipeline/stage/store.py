@@ -8,7 +8,6 @@ local disk even when the tables live on object storage; another host simply stag
 from __future__ import annotations
 
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -16,9 +15,10 @@ import duckdb
 
 from pipeline.common import duck, failpoints
 from pipeline.config import reader_memory
-from pipeline.contracts.reasons import Reason
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile, file_sha256
-from pipeline.stage import csv_reader, kernelindex_reader
+from pipeline.stage import csv_reader, driver, kernelindex_reader
+
+READERS = {CSV_KIND: csv_reader.READER, KERNELINDEX_KIND: kernelindex_reader.READER}
 
 STALE_S = 3600  # write-aside files older than this belong to a killed run, never to a live one
 
@@ -33,19 +33,10 @@ class StagingStore:
     def empty_templates(self) -> dict[str, Path]:
         """Zero-row staged files that give read_parquet a schema when no input of a kind exists."""
         out = {}
-        for kind in (CSV_KIND, KERNELINDEX_KIND):
+        for kind, reader in READERS.items():
             dest = self.root / f"_empty_{kind}.parquet"
             if not dest.exists():
-                if kind == CSV_KIND:
-                    csv_reader.write_quarantine_only_stage(dest, [])
-                else:  # staging a blank bundle file gives the reader's own schema
-                    blank = self.root / f".empty-{uuid.uuid4().hex}.ndjson"
-                    blank.parent.mkdir(parents=True, exist_ok=True)
-                    blank.write_text("\n")
-                    try:
-                        kernelindex_reader.stage_kernelindex_file(blank, dest)
-                    finally:
-                        blank.unlink(missing_ok=True)
+                driver.write_rows_only(dest, reader.schema, [])
             out[kind] = dest
         return out
 
@@ -60,23 +51,9 @@ class StagingStore:
             if not self.path(s).exists():
                 todo.setdefault(s.content_sha256 + s.kind, s)
 
-        def stage_one(s: SourceFile, db: duckdb.DuckDBPyConnection | None) -> None:
-            if s.kind == CSV_KIND:
-                csv_reader.stage_csv_file(s.path, self.path(s), db=db)
-            else:
-                kernelindex_reader.stage_kernelindex_file(s.path, self.path(s), db=db)
-
         def run(s: SourceFile, db: duckdb.DuckDBPyConnection) -> None:
             failpoints.pause("staging")
-            try:
-                try:
-                    stage_one(s, db)
-                except duckdb.Error:  # once more on a database of its own: the failure must be the file's
-                    stage_one(s, None)
-            except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
-                csv_reader.write_quarantine_only_stage(
-                    self.path(s), [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")]
-                )
+            driver.stage_or_quarantine(READERS[s.kind], s.path, self.path(s), db)
 
         if not todo:
             return {"sources": len(sources), "newly_staged": 0, "already_staged": len(sources), "new": set()}
@@ -85,8 +62,8 @@ class StagingStore:
         # numbers follow file order), so files run side by side.
         db = duck.connect(temp_dir=self.root / ".duckdb_tmp", memory_limit=reader_memory())
         try:
-            csv_reader.register_functions(db)
-            kernelindex_reader.register_functions(db)
+            for reader in READERS.values():
+                reader.register(db)
             with ThreadPoolExecutor(max_workers=max_workers) as pool:
                 # largest first, so one big file does not run alone at the end
                 list(pool.map(lambda s: run(s, db), sorted(todo.values(), key=lambda s: -s.size_bytes)))

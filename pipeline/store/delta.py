@@ -87,16 +87,10 @@ class DeltaStore:
         dt = self.open(table)
         return None if dt is None else pa.schema(dt.schema().to_arrow())
 
-    def write(
-        self, table: str, data, *, mode: str, run_id: str, schema: pa.Schema | None = None, operation: str = ""
-    ) -> int:
+    def write(self, table: str, data, *, mode: str, run_id: str) -> int:
         """Append or overwrite in one commit; returns the new version. ``data`` is an Arrow table or
         a RecordBatchReader, so a large result streams from DuckDB without being held whole."""
         meta = {RUN_ID_KEY: run_id}
-        if operation:
-            meta["liger.operation"] = operation
-        if isinstance(data, pa.Table) and schema is not None:
-            data = data.cast(schema)
         write_deltalake(
             self.uri(table),
             data,
@@ -109,9 +103,9 @@ class DeltaStore:
         )
         return self.version(table)
 
-    def history(self, table: str, limit: int | None = None) -> list[dict]:
+    def history(self, table: str) -> list[dict]:
         dt = self.open(table)
-        return [] if dt is None else dt.history(limit)
+        return [] if dt is None else dt.history()
 
     def compact(self, table: str, *, run_id: str, min_files: int) -> bool:
         """Merge-on-read leaves one small file per run; compact once ``min_files`` pile up."""

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from pipeline.common import duck, failpoints
 from pipeline.config import load
+from pipeline.contracts.rules import RECORD_KEY
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
 from pipeline.model import run as normalize
@@ -37,20 +38,6 @@ from pipeline.store.warehouse import Published, Warehouse
 # Small tables the ingest computes whole (commit order, commits between snapshots): rewritten when
 # they differ from the published ones.
 REFERENCE_TABLES = ("benchmark_snapshot", "commit_change")
-RECORD_KEY = (
-    "kernel_name",
-    "kernel_operation_mode",
-    "kernel_provider",
-    "gpu_name",
-    "observed_at_text",
-    "p20",
-    "p50",
-    "p80",
-    "protocol_digest",
-    "environment_digest",
-    "workload_digest",
-    "implementation_digest",
-)
 ROWS_PER_BATCH = 1 << 17
 
 
@@ -105,13 +92,11 @@ for _dim, _key in DIM_KEYS.items():
 
 
 class Merger:
-    def __init__(
-        self, wh: Warehouse, staging: StagingStore, *, memory_limit: str | None = None, threads: int | None = None
-    ):
+    def __init__(self, wh: Warehouse, staging: StagingStore):
         self.wh, self.staging = wh, staging
         # Read (and validated) before the run takes the lock: a bad value commits nothing.
         self.settings = load()
-        self.memory_limit, self.threads = memory_limit or self.settings.build_memory, threads
+        self.memory_limit = self.settings.build_memory
 
     # -- reading the published state -------------------------------------------------------
     def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:
@@ -146,9 +131,7 @@ class Merger:
             restored = self.wh.restore_unpublished()
             pub = self.wh.published()
             spill = self.wh.temp_dir / f"merge-{run_id}"
-            con = duck.connect(
-                temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri, threads=self.threads
-            )
+            con = duck.connect(temp_dir=spill, memory_limit=self.memory_limit, remote_root=self.wh.root_uri)
             try:
                 self._register_published(con, pub)
                 for table in REFERENCE_TABLES:

@@ -38,6 +38,9 @@ STAGING_VERSION = "v1"
 RUN_LOG_SCHEMA = RUN_LOG_TABLE.schema
 
 
+LEASE_TTL_S = 900.0  # a crashed holder's lease runs out after this
+
+
 class WarehouseBusy(Timeout):
     """The run lock could not be taken: says what happened and that nothing changed."""
 
@@ -70,8 +73,8 @@ class DeltaLease:
 
     TABLE = "warehouse_lock"
 
-    def __init__(self, store: DeltaStore, timeout: float, ttl: float = 900.0):
-        self.store, self.timeout, self.ttl = store, timeout, ttl
+    def __init__(self, store: DeltaStore, timeout: float):
+        self.store, self.timeout, self.ttl = store, timeout, LEASE_TTL_S
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     def _holder(self) -> tuple[str, float] | None:
@@ -164,10 +167,10 @@ class Warehouse:
     def temp_dir(self) -> Path:
         return self.local / "tmp"
 
-    def lock(self, timeout: float | None = None):
+    def lock(self):
         """The run lock: local file lock for a local warehouse (released by the kernel when a run
         dies), a Delta lease for one on object storage."""
-        timeout = self.lock_timeout if timeout is None else timeout
+        timeout = self.lock_timeout
         if self.remote:
             return DeltaLease(self.store, timeout)
         self.local.mkdir(parents=True, exist_ok=True)

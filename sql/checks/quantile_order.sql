@@ -1,8 +1,8 @@
--- Offending rows: facts whose quantiles are not positive and ordered p20 <= p50 <= p80.
+-- Offending rows: facts whose quantiles break the readers' rule (finite, positive, p20 <= p50 <= p80).
+-- quantile_reason() is that rule (pipeline/contracts/rules.py), a macro the check connection registers.
 with facts as (
     select * from fact_measurement
 )
 select measurement_digest, kernel_name, kernel_provider, gpu_name, liger_version, p20, p50, p80
 from facts
-where not (p20 > 0 and p20 <= p50 and p50 <= p80)
-   or p20 is null or p50 is null or p80 is null;
+where quantile_reason(p20, p50, p80) is not null;

@@ -6,7 +6,8 @@ depends_on: [batch_record, csv_fact]
 -- GPU, timestamp (to the second) and the three quantiles agree (relative 1e-9; ms rows only).
 -- Tie-breaks: a record matching several rows picks the smallest measurement digest; a row
 -- matched by several records picks the smallest (workload, implementation, protocol,
--- environment) digests.
+-- environment) digests. {record_key}: what makes a record one (contracts/rules.py RECORD_KEY; the
+-- merge appends the records the warehouse lacks by the same key).
 create or replace temp table fold as
 with candidates as (
     select f.measurement_digest, r.*
@@ -27,8 +28,7 @@ one_fact_per_record as (
     select *
     from candidates
     qualify row_number() over (
-        partition by kernel_name, kernel_operation_mode, kernel_provider, gpu_name, observed_at_text,
-            p20, p50, p80, protocol_digest, environment_digest, workload_digest, implementation_digest
+        partition by {record_key}
         order by measurement_digest
     ) = 1
 )

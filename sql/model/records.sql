@@ -5,7 +5,8 @@ depends_on: [csv_fact, ki_staged, known_gpu]
 */
 -- kernelindex records of the batch: GPU name resolved to a CSV `gpu_name` with the same slug
 -- (known from earlier runs or this batch), else the environment's product name; one row per
--- distinct record, with the sources that carried it.
+-- distinct record, with the sources that carried it. slug() is the Python rule (contracts/rules.py),
+-- a macro the driver registers.
 create or replace temp table batch_record_rows as
 with good as (
     select * from ki_staged where reason is null
@@ -14,7 +15,7 @@ with good as (
 csv_gpus as (
     select slug, min(gpu_name) as gpu_name
     from (
-        select trim(regexp_replace(lower(gpu_name), '[^a-z0-9]+', '-', 'g'), '-') as slug, gpu_name
+        select slug(gpu_name) as slug, gpu_name
         from (select gpu_name from known_gpu union select gpu_name from csv_fact)
     )
     group by slug
@@ -26,7 +27,7 @@ select
         c.gpu_name,
         case
             when g.gpu_slug is null
-                or trim(regexp_replace(lower(g.environment_gpu_name), '[^a-z0-9]+', '-', 'g'), '-') = g.gpu_slug
+                or slug(g.environment_gpu_name) = g.gpu_slug
                 then nullif(g.environment_gpu_name, '')
         end,
         g.gpu_slug,

@@ -52,6 +52,7 @@ def test_partition_runs_then_the_job_give_the_upstream_facts(tmp_path):
     _materialize_partitions(instance, resource, keys)
     _, staged = _main_job(instance, resource)
     assert staged["newly_staged"].value == 0 and staged["already_staged"].value == 41
+    assert staged["staged_by_partition_runs"].value == 41  # read back from the staged_content table
     with duckdb.connect(str(tmp_path / "wh" / "liger.duckdb"), read_only=True) as con:
         assert con.execute("select count(*) from fact_measurement").fetchone()[0] == 4421
     ledger = resource.open().store.files(STAGED_CONTENT.name)
@@ -113,4 +114,4 @@ def test_partition_runs_in_parallel_processes_both_commit(tmp_path):
             ).fetchall()
         )
     assert got == keys  # two concurrent appends, both committed, nothing doubled
-    assert len(store.history(STAGED_CONTENT)) == 2
+    assert len(store.history(STAGED_CONTENT.name)) == 2

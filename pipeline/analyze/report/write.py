@@ -24,14 +24,16 @@ import base64
 import hashlib
 import html
 import os
-import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pipeline.analyze.report.plot import plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
 from pipeline.analyze.report.tables import Column, install_macros, number_sql, percent_sql, ratio_sql, render_table
 from pipeline.common import duck
+from pipeline.common.files import write_atomic
 
 __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
 
@@ -197,21 +199,6 @@ _NOISE_COLUMNS = (
 )
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _plot_name(sweep: dict) -> str:
     text = "|".join(str(sweep.get(k)) for k in (*_SWEEP_KEYS, "from_version", "to_version"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
@@ -293,6 +280,205 @@ code{background:#f3f3f3;padding:1px 3px}
 """
 
 
+@dataclass(frozen=True)
+class _Table:
+    html: str
+    md: str
+    shown: int
+    total: int
+
+
+@dataclass(frozen=True)
+class _Contents:
+    """Everything the report shows, read in one session."""
+
+    newest: Any
+    coverage: list
+    settings: dict
+    flagged: _Table
+    points: _Table
+    change_points: _Table
+    noise: _Table
+    plots: list[tuple[dict, str, bytes]]
+
+
+def _read_contents(con, max_plots: int) -> _Contents:
+    install_macros(con)
+    con.execute(_FLAGGED_VIEW)
+    con.execute(_LAUNCH_HINT_VIEW)
+    newest = newest_overview(con)
+    return _Contents(
+        newest=newest,
+        coverage=coverage_by_version(con),
+        settings=_records(con, "select * from regression_settings")[0],
+        flagged=_Table(
+            *render_table(con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged")
+        ),
+        points=_Table(
+            *render_table(
+                con,
+                "select * from regressions where verdict = 'regression' and to_version = ?",
+                _POINT_COLUMNS,
+                "ratio desc, kernel_name, kernel_provider, x_value",
+                params=[newest.version],
+                limit=POINT_ROWS_SHOWN,
+                table_id="points",
+            )
+        ),
+        change_points=_Table(
+            *render_table(
+                con,
+                "select * from change_points",
+                _CHANGE_POINT_COLUMNS,
+                "version_rank desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+                limit=CHANGE_POINTS_SHOWN,
+                table_id="change-points",
+            )
+        ),
+        noise=_Table(
+            *render_table(
+                con,
+                "select * from noise_floor",
+                _NOISE_COLUMNS,
+                "case scope when 'overall' then 0 when 'metric' then 1 else 2 end, threshold desc, "
+                "kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
+                limit=NOISE_GROUPS_SHOWN,
+                table_id="noise",
+            )
+        ),
+        plots=_plots(con, max_plots),
+    )
+
+
+def _write_plots(plot_dir: Path, plots: list[tuple[dict, str, bytes]]) -> None:
+    """The plotted sweeps' PNGs; those of sweeps no longer plotted are removed."""
+    written = {name for _, name, _ in plots}
+    for _, name, png in plots:
+        write_atomic(plot_dir / name, png)
+    if plot_dir.exists():
+        for stale in plot_dir.glob("*.png"):
+            if stale.name not in written:
+                stale.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class _Texts:
+    """The sentences both renderings share."""
+
+    generated: str
+    db_name: str
+    version: str
+    headline: str
+    newest_sentence: str
+    settings: str
+    plotted: str
+    intro: str = (
+        "Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
+        "reference providers normalize away machine changes."
+    )
+
+
+def _texts(c: _Contents, db_path: Path, max_plots: int) -> _Texts:
+    return _Texts(
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        db_name=db_path.name,
+        version=str(c.newest.version),
+        headline=c.newest.regressions_line(),
+        newest_sentence=c.newest.sentence(),
+        settings=_settings_text(c.settings),
+        plotted=(
+            f"{len(c.plots)} of {c.flagged.total:,} flagged sweeps plotted (the first {len(c.plots)} of the table; "
+            f"max_plots = {max_plots})."
+        ),
+    )
+
+
+def _plot_title(sweep: dict) -> str:
+    return (
+        f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
+        f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
+        f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})"
+    )
+
+
+def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
+    md = [
+        "# Liger regression report\n",
+        f"Generated {t.generated} from `{t.db_name}`. Newest version: **{t.version}**.\n",
+        f"**{t.headline}**\n",
+        f"{t.newest_sentence}.\n",
+        t.intro + "\n",
+        f"Settings: {t.settings}.\n",
+        "## Coverage per version\n",
+        coverage_md,
+        "\n## Flagged sweeps (newest version first, then by severity)\n",
+        t.plotted + "\n",
+        c.flagged.md,
+        f"\n## Point-level regressions in {t.version}\n",
+        _capped(c.points.shown, c.points.total, "regressions"),
+        c.points.md,
+        "\n## Plots\n",
+    ]
+    if not c.plots:
+        md.append("_none_\n")
+    for sweep, name, _ in c.plots:
+        title = _plot_title(sweep)
+        md.append(
+            f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
+            f"![{title}](plots/{name})\n"
+        )
+    md += [
+        "\n## Change points\n",
+        _capped(c.change_points.shown, c.change_points.total, "change_points"),
+        c.change_points.md,
+        "\n## Noise floor (threshold = the change a verdict must exceed)\n",
+        _capped(c.noise.shown, c.noise.total, "noise_floor"),
+        c.noise.md,
+    ]
+    return "\n".join(md)
+
+
+def _html(c: _Contents, t: _Texts, coverage_html: str) -> str:
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Liger regression report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Liger regression report</h1>",
+        f"<p>Generated {html.escape(t.generated)} from <code>{html.escape(t.db_name)}</code>. "
+        f"Newest version: <b>{html.escape(t.version)}</b>.</p>",
+        f"<p class='headline' id='headline'><b>{html.escape(t.headline)}</b><br>{html.escape(t.newest_sentence)}.</p>",
+        f"<p>{html.escape(t.intro)}</p><p>Settings: <code>{html.escape(t.settings)}</code></p>",
+        "<h2>Coverage per version</h2>",
+        coverage_html,
+        "<h2>Flagged sweeps (newest version first, then by severity)</h2>",
+        f"<p>{html.escape(t.plotted)}</p>",
+        c.flagged.html,
+        f"<h2>Point-level regressions in {html.escape(t.version)}</h2>",
+        f"<p>{html.escape(_capped(c.points.shown, c.points.total, 'regressions'))}</p>",
+        c.points.html,
+        "<h2>Plots</h2>",
+    ]
+    if not c.plots:
+        parts.append("<p><em>none</em></p>")
+    for sweep, _, png in c.plots:
+        title = _plot_title(sweep)
+        b64 = base64.b64encode(png).decode()
+        parts.append(
+            f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
+            f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
+            f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'></figure>"
+        )
+    parts += [
+        "<h2>Change points</h2>",
+        f"<p>{html.escape(_capped(c.change_points.shown, c.change_points.total, 'change_points'))}</p>",
+        c.change_points.html,
+        "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
+        f"<p>{html.escape(_capped(c.noise.shown, c.noise.total, 'noise_floor'))}</p>",
+        c.noise.html,
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
 def write_report(
     db_path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -303,150 +489,22 @@ def write_report(
     db_path, out_dir = Path(db_path), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
-        install_macros(con)
-        con.execute(_FLAGGED_VIEW)
-        con.execute(_LAUNCH_HINT_VIEW)
-        newest = newest_overview(con)
-        coverage = coverage_by_version(con)
-        settings = _records(con, "select * from regression_settings")[0]
-        flagged_html, flagged_md, _, flagged_total = render_table(
-            con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged"
-        )
-        points_html, points_md, points_shown, points_total = render_table(
-            con,
-            "select * from regressions where verdict = 'regression' and to_version = ?",
-            _POINT_COLUMNS,
-            "ratio desc, kernel_name, kernel_provider, x_value",
-            params=[newest.version],
-            limit=POINT_ROWS_SHOWN,
-            table_id="points",
-        )
-        cp_html, cp_md, cp_shown, cp_total = render_table(
-            con,
-            "select * from change_points",
-            _CHANGE_POINT_COLUMNS,
-            "version_rank desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
-            limit=CHANGE_POINTS_SHOWN,
-            table_id="change-points",
-        )
-        noise_html, noise_md, noise_shown, noise_total = render_table(
-            con,
-            "select * from noise_floor",
-            _NOISE_COLUMNS,
-            "case scope when 'overall' then 0 when 'metric' then 1 else 2 end, threshold desc, "
-            "kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name",
-            limit=NOISE_GROUPS_SHOWN,
-            table_id="noise",
-        )
-        plots = _plots(con, max_plots)
-
-    plot_dir = out_dir / "plots"
-    written = {name for _, name, _ in plots}
-    for _, name, png in plots:
-        _atomic_write(plot_dir / name, png)
-    if plot_dir.exists():
-        for stale in plot_dir.glob("*.png"):
-            if stale.name not in written:
-                stale.unlink(missing_ok=True)
-
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    coverage_html, coverage_md = _coverage_tables(coverage)
-    settings_text = _settings_text(settings)
-    headline = newest.regressions_line()
-    newest_sentence = newest.sentence()
-    plotted = (
-        f"{len(plots)} of {flagged_total:,} flagged sweeps plotted (the first {len(plots)} of the table; "
-        f"max_plots = {max_plots})."
-    )
-    intro = (
-        "Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
-        "reference providers normalize away machine changes."
-    )
-
-    md = [
-        "# Liger regression report\n",
-        f"Generated {generated} from `{db_path.name}`. Newest version: **{newest.version}**.\n",
-        f"**{headline}**\n",
-        f"{newest_sentence}.\n",
-        intro + "\n",
-        f"Settings: {settings_text}.\n",
-        "## Coverage per version\n",
-        coverage_md,
-        "\n## Flagged sweeps (newest version first, then by severity)\n",
-        plotted + "\n",
-        flagged_md,
-        f"\n## Point-level regressions in {newest.version}\n",
-        _capped(points_shown, points_total, "regressions"),
-        points_md,
-        "\n## Plots\n",
-    ]
-    html_parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Liger regression report</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>Liger regression report</h1>",
-        f"<p>Generated {html.escape(generated)} from <code>{html.escape(db_path.name)}</code>. "
-        f"Newest version: <b>{html.escape(str(newest.version))}</b>.</p>",
-        f"<p class='headline' id='headline'><b>{html.escape(headline)}</b><br>{html.escape(newest_sentence)}.</p>",
-        f"<p>{html.escape(intro)}</p><p>Settings: <code>{html.escape(settings_text)}</code></p>",
-        "<h2>Coverage per version</h2>",
-        coverage_html,
-        "<h2>Flagged sweeps (newest version first, then by severity)</h2>",
-        f"<p>{html.escape(plotted)}</p>",
-        flagged_html,
-        f"<h2>Point-level regressions in {html.escape(str(newest.version))}</h2>",
-        f"<p>{html.escape(_capped(points_shown, points_total, 'regressions'))}</p>",
-        points_html,
-        "<h2>Plots</h2>",
-    ]
-    if not plots:
-        md.append("_none_\n")
-        html_parts.append("<p><em>none</em></p>")
-    for sweep, name, png in plots:
-        title = (
-            f"#{sweep['plot_rank']} {sweep['verdict']}: {sweep['kernel_name']} / {sweep['kernel_provider']} / "
-            f"{sweep['kernel_operation_mode']} / {sweep['metric_name']} / {sweep['gpu_name']} "
-            f"{sweep['from_version']} → {sweep['to_version']} (runs {sweep['from_runs']} / {sweep['to_runs']})"
-        )
-        md.append(
-            f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
-            f"![{title}](plots/{name})\n"
-        )
-        b64 = base64.b64encode(png).decode()
-        html_parts.append(
-            f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
-            f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
-            f"<img alt='{html.escape(title)}' src='data:image/png;base64,{b64}'></figure>"
-        )
-    md += [
-        "\n## Change points\n",
-        _capped(cp_shown, cp_total, "change_points"),
-        cp_md,
-        "\n## Noise floor (threshold = the change a verdict must exceed)\n",
-        _capped(noise_shown, noise_total, "noise_floor"),
-        noise_md,
-    ]
-    html_parts += [
-        "<h2>Change points</h2>",
-        f"<p>{html.escape(_capped(cp_shown, cp_total, 'change_points'))}</p>",
-        cp_html,
-        "<h2>Noise floor (threshold = the change a verdict must exceed)</h2>",
-        f"<p>{html.escape(_capped(noise_shown, noise_total, 'noise_floor'))}</p>",
-        noise_html,
-        "</body></html>",
-    ]
-
+        c = _read_contents(con, max_plots)
+    _write_plots(out_dir / "plots", c.plots)
+    texts = _texts(c, db_path, max_plots)
+    coverage_html, coverage_md = _coverage_tables(c.coverage)
     md_path, html_path = out_dir / "regressions.md", out_dir / "regressions.html"
-    _atomic_write(md_path, "\n".join(md).encode())
-    _atomic_write(html_path, "\n".join(html_parts).encode())
+    write_atomic(md_path, _markdown(c, texts, coverage_md).encode())
+    write_atomic(html_path, _html(c, texts, coverage_html).encode())
     return {
-        "newest_version": newest.version,
-        "newest_series": newest.series,
-        "newest_compared": newest.compared,
-        "newest_verdicts": dict(newest.verdicts),
-        "newest_version_regressions": newest.verdicts.get("regression", 0),
-        "flagged_sweeps": flagged_total,
-        "plots": len(plots),
-        "change_points": cp_total,
+        "newest_version": c.newest.version,
+        "newest_series": c.newest.series,
+        "newest_compared": c.newest.compared,
+        "newest_verdicts": dict(c.newest.verdicts),
+        "newest_version_regressions": c.newest.verdicts.get("regression", 0),
+        "flagged_sweeps": c.flagged.total,
+        "plots": len(c.plots),
+        "change_points": c.change_points.total,
         "html_path": str(html_path),
         "md_path": str(md_path),
     }

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from pipeline.contracts.digests import MEASUREMENT_KEY, measurement_digest, object_digest
-from pipeline.serve.checks import digest_integrity
+from pipeline.serve.checks import digest_integrity, register_rules
 from tests.conftest import PROJECT
 
 SQL_DIR = PROJECT / "sql"
@@ -63,7 +63,8 @@ def open_copy(base: Path) -> duckdb.DuckDBPyConnection:
 
 
 def run_check(con: duckdb.DuckDBPyConnection, sql_dir: Path, name: str) -> list[tuple]:
-    """What the asset check runs: the check file's query, against tables by name."""
+    """What the asset check runs: the check file's query, against tables by name, with the rules' macros."""
+    register_rules(con)
     return con.execute((sql_dir / "checks" / f"{name}.sql").read_text()).fetchall()
 
 

@@ -111,11 +111,11 @@ def test_csv_good_plus_quarantined_equals_input(tmp_path_factory, data, n, bom, 
         line += raw.count(b"\n") + 1
     d = tmp_path_factory.mktemp("csv")
     (d / "f.csv").write_bytes(eol.encode().join(out) + eol.encode())
-    res = stage_csv_file(d / "f.csv", d / "f.parquet")
+    stage_csv_file(d / "f.csv", d / "f.parquet")
     staged = pq.read_table(d / "f.parquet").to_pylist()
     good = [s for s in staged if s["reason"] is None]
     bad = [s for s in staged if s["reason"] is not None]
-    assert len(good) + len(bad) == n == res.rows_read
+    assert len(good) + len(bad) == n
     assert {s["location"]: s["reason"] for s in bad if s["location"].startswith("line")} == expected_lines
     assert {s["x_value"]: s["reason"] for s in bad if s["location"].startswith("record")} == expected_values
     untouched = {r["x"]: r for i, r in enumerate(rows) if i not in corrupt}
@@ -197,9 +197,9 @@ def test_ndjson_good_plus_quarantined_equals_input(tmp_path_factory, data, n, bl
             lines.append(b"")
     d = tmp_path_factory.mktemp("ki")
     (d / "b.ndjson").write_bytes(b"\n".join(lines) + b"\n")
-    res = stage_kernelindex_file(d / "b.ndjson", d / "b.parquet")
+    stage_kernelindex_file(d / "b.ndjson", d / "b.parquet")
     staged = pq.read_table(d / "b.parquet").to_pylist()
-    assert len(staged) == n == res.rows_read
+    assert len(staged) == n
     assert {s["location"]: s["reason"] for s in staged} == expected
     good = sorted((s["p20"], s["p50"], s["p80"]) for s in staged if s["reason"] is None)
     want = sorted(

@@ -1,57 +1,13 @@
-"""Staged parquet layout shared by the CSV and kernelindex readers."""
+"""Guards against hostile lines: the lines that must never reach a parser (too long, too many fields),
+found in one streaming pass, and a copy of the file without them."""
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from pipeline.common import duck
-from pipeline.config import reader_memory
 
 RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
-
-
-def atomic_path(final: Path) -> Path:
-    """A sibling temp path; rename it onto ``final`` once fully written."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    return final.with_name(f".{final.name}.{uuid.uuid4().hex}.tmp")
-
-
-def publish(tmp: Path, final: Path) -> None:
-    """The one atomic write of this project: flush ``tmp`` to disk, then rename it onto ``final``
-    (a crash leaves the old file or the complete new one, never a torn one)."""
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, final)
-
-
-def reader_connection(
-    dest: Path, db: duckdb.DuckDBPyConnection | None, register: Callable[[duckdb.DuckDBPyConnection], None]
-) -> duckdb.DuckDBPyConnection:
-    """The connection one file is staged on: a cursor on the caller's database, whose functions are
-    registered once for all files (a new database costs more than a small file's parse), or else a
-    database of its own that spills next to the output."""
-    if db is not None:
-        con = db.cursor()
-        con.execute("SET TimeZone = 'UTC'")
-        return con
-    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
-    register(con)
-    return con
-
-
-# -- guards against hostile lines ----------------------------------------------------------------
 SCAN_CHUNK_BYTES = 1 << 20  # must stay <= MAX_LINE_BYTES: only lines spanning chunks can be too long
 
 
@@ -200,30 +156,3 @@ def line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
     for o in todo[i:]:
         result[o] = newlines + 1
     return result
-
-
-# -- Python per distinct value, inside a DuckDB scan ------------------------------------------------
-# Only short values are remembered, and only so many: a memo stays within tens of MB whatever the
-# input (real configs, protocols and environments are well under a kilobyte, and few).
-MEMO_MAX_ENTRIES = 2048
-MEMO_MAX_CHARS = 8192
-
-
-def map_distinct(
-    values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType, memo: dict[str, Any]
-) -> pa.Array:
-    """``fn`` over an Arrow UDF batch, called once per distinct non-null value (nulls stay null).
-
-    Results are remembered across batches in ``memo``, so a value repeated on every row of a file
-    costs Python once per file, not once per batch."""
-    encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
-    results = []
-    for v in encoded.dictionary.to_pylist():
-        if v in memo:
-            results.append(memo[v])
-            continue
-        result = fn(v)
-        if len(v) <= MEMO_MAX_CHARS and len(memo) < MEMO_MAX_ENTRIES:
-            memo[v] = result
-        results.append(result)
-    return pa.array(results, out_type).take(encoded.indices)

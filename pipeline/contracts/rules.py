@@ -1,0 +1,69 @@
+"""Rules more than one stage applies, each written once: the readers, the models and the checks all
+take them from here (as Python, as SQL text, or as a DuckDB macro built from that text)."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.contracts.reasons import Reason
+
+# -- quantiles -------------------------------------------------------------------------------------
+QUANTILES = ("p20", "p50", "p80")
+
+
+def quantile_reason_clauses(p20: str, p50: str, p80: str) -> str:
+    """`when ... then '<reason>'` clauses of a CASE: why three quantiles are not a measurement (finite,
+    positive, ordered p20 <= p50 <= p80), first failed rule first. A null quantile is non-numeric."""
+    ps = (p20, p50, p80)
+    non_numeric = " or ".join([f"{p} is null" for p in ps] + [f"isnan({p})" for p in ps] + [f"isinf({p})" for p in ps])
+    return (
+        f"when {non_numeric} then '{Reason.NON_NUMERIC_VALUE}' "
+        f"when {' or '.join(f'{p} <= 0' for p in ps)} then '{Reason.NON_POSITIVE_VALUE}' "
+        f"when not ({p20} <= {p50} and {p50} <= {p80}) then '{Reason.QUANTILE_ORDER}'"
+    )
+
+
+# `quantile_reason(p20, p50, p80)`: the reason code, or NULL for valid quantiles (the check connection's macro).
+QUANTILE_REASON_MACRO = (
+    f"create or replace temp macro quantile_reason(p20, p50, p80) as "
+    f"case {quantile_reason_clauses('p20', 'p50', 'p80')} end"
+)
+
+# -- GPU slug: a record's externalId names its GPU by the slug of a CSV gpu_name -----------------------
+SLUG_PATTERN = "[^a-z0-9]+"
+_SLUG_RE = re.compile(SLUG_PATTERN)
+
+
+def slug(text: str) -> str:
+    return _SLUG_RE.sub("-", text.lower()).strip("-")
+
+
+# `slug(text)` in SQL, the same rule (RE2 and Python agree on this character class).
+SLUG_MACRO = f"create or replace temp macro slug(t) as trim(regexp_replace(lower(t), '{SLUG_PATTERN}', '-', 'g'), '-')"
+
+# -- timestamps ----------------------------------------------------------------------------------------
+# A measurement's time to the second, as it enters its digest and the fold (UTC).
+OBSERVED_AT_TEXT_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def observed_at_text_sql(column: str) -> str:
+    return f"strftime({column}, '{OBSERVED_AT_TEXT_FORMAT}')"
+
+
+# -- kernelindex records ----------------------------------------------------------------------------------
+# What makes two record rows one record: the fold picks one fact per record by it, and the merge
+# appends a record the warehouse does not hold by it.
+RECORD_KEY = (
+    "kernel_name",
+    "kernel_operation_mode",
+    "kernel_provider",
+    "gpu_name",
+    "observed_at_text",
+    "p20",
+    "p50",
+    "p80",
+    "protocol_digest",
+    "environment_digest",
+    "workload_digest",
+    "implementation_digest",
+)

@@ -1,0 +1,220 @@
+"""One input file -> one staged Parquet file, the same steps for every reader:
+
+guards   the reader's verdict on the whole file (refused, empty, or to parse) and the pre-scan that
+         cuts out lines no parser may see (too long, too many fields);
+parse    the reader's one streaming query over the file, written aside;
+rejects  the lines the parser refused or the pre-scan cut out, and the reader's file-level rejects,
+         joined to the rows in a second write only when there are any (rare);
+publish  flush and rename onto the content-addressed name.
+
+A file refused whole, or whose parse fails, is one quarantine row: the driver writes it for every
+kind, with that reader's columns. The readers (csv_reader, kernelindex_reader) give the steps; they
+never import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.common import duck
+from pipeline.common.files import atomic_path, publish
+from pipeline.config import reader_memory
+from pipeline.contracts.reasons import Reason
+from pipeline.stage.oversize import RAW_PREVIEW_CHARS, Oversize, line_numbers, scan_oversize_lines, write_without
+
+Reject = tuple[str, str, str]  # (location, reason, raw text)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The pre-scan of a line format: which lines never reach the parser."""
+
+    max_line_bytes: int
+    max_fields: int | None  # None: fields are not counted
+    too_long: str
+    too_wide: str
+    skip_first_line: bool = False  # the header, judged by the reader's guard
+
+    def oversize(self, path: Path) -> list[Oversize]:
+        found = scan_oversize_lines(path, self.max_line_bytes, self.max_fields, self.too_long, self.too_wide)
+        return [o for o in found if o.line_no > 1] if self.skip_first_line else found
+
+
+@dataclass
+class Guard:
+    """A reader's verdict on a whole file, before any parse."""
+
+    refused: tuple[str, str] | None = None  # (reason, raw): the file is one quarantine row
+    empty: bool = False  # nothing to parse (not an error): a staged file without rows
+    rejects: list[Reject] = field(default_factory=list)  # file-level rejects staged beside the rows
+    scan: Scan | None = None  # the pre-scan, for a format with lines
+    context: Any = None  # what the reader's parse needs (the CSV header, a .json file's bundles)
+
+
+@dataclass
+class Job:
+    """One file being parsed: what the reader's parse and rejects steps work on."""
+
+    con: duckdb.DuckDBPyConnection
+    path: Path  # the file the parser reads (a copy without the oversize lines, when there are any)
+    dest: Path
+    guard: Guard
+    oversize: list[Oversize]
+    tmp: Path  # the write-aside staged file; a step that rewrites it names the new one here
+
+
+@dataclass(frozen=True)
+class Reader:
+    schema: pa.Schema  # a staged file's columns
+    register: Callable[[duckdb.DuckDBPyConnection], None]  # the Python functions its query calls
+    guard: Callable[[Path], Guard]
+    parse: Callable[[Job], None]  # one streaming query: job.path -> job.tmp
+    rejects: Callable[[Job], list[Reject]]  # the rejected lines, in line order
+
+
+def stage(reader: Reader, path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> None:
+    """Parse ``path`` and write the staged Parquet ``dest`` atomically (on a cursor of ``db``, whose
+    functions the reader's ``register`` registered, or on a database of its own)."""
+    guard = reader.guard(path)
+    if guard.refused is not None:
+        write_rows_only(dest, reader.schema, [("file", *guard.refused)])
+        return
+    if guard.empty:
+        write_rows_only(dest, reader.schema, [])
+        return
+    # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
+    # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).
+    oversize = guard.scan.oversize(path) if guard.scan is not None else []
+    if not oversize:
+        _parse_and_publish(reader, path, dest, guard, [], db)
+        return
+    clean = atomic_path(dest).with_suffix(".src")
+    try:
+        write_without(path, oversize, clean)
+        _parse_and_publish(reader, clean, dest, guard, oversize, db)
+    finally:
+        clean.unlink(missing_ok=True)
+
+
+def stage_or_quarantine(reader: Reader, path: Path, dest: Path, db: duckdb.DuckDBPyConnection) -> None:
+    """:func:`stage` on a cursor of ``db``; a file whose parse fails is staged as one quarantine row."""
+    try:
+        try:
+            stage(reader, path, dest, db=db)
+        except duckdb.Error:  # once more on a database of its own: the failure must be the file's
+            stage(reader, path, dest)
+    except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
+        write_rows_only(dest, reader.schema, [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
+
+
+def _parse_and_publish(
+    reader: Reader,
+    path: Path,
+    dest: Path,
+    guard: Guard,
+    oversize: list[Oversize],
+    db: duckdb.DuckDBPyConnection | None,
+) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    con = reader_connection(dest, db, reader.register)
+    try:
+        job = Job(con, path, dest, guard, oversize, atomic_path(dest))
+        reader.parse(job)
+        rejects = guard.rejects + reader.rejects(job)
+        if rejects:  # rare: rejected lines are known only once the scan is done, so they join in a second write
+            job.tmp = append_rejects(con, job.tmp, dest, rejects)
+        publish(job.tmp, dest)
+    finally:
+        con.close()
+
+
+def reader_connection(
+    dest: Path, db: duckdb.DuckDBPyConnection | None, register: Callable[[duckdb.DuckDBPyConnection], None]
+) -> duckdb.DuckDBPyConnection:
+    """The connection one file is staged on: a cursor on the caller's database, whose functions are
+    registered once for all files (a new database costs more than a small file's parse), or else a
+    database of its own that spills next to the output."""
+    if db is not None:
+        con = db.cursor()
+        con.execute("SET TimeZone = 'UTC'")
+        return con
+    con = duck.connect(temp_dir=dest.parent / ".duckdb_tmp", memory_limit=reader_memory())
+    register(con)
+    return con
+
+
+def parser_rejects(
+    job: Job, table: str, reasons: dict[str, Reason], default: Reason, *, strip_newlines: bool
+) -> tuple[list[Reject], set[int]]:
+    """The lines DuckDB's reader refused (``table``, its reject store: one entry per bad field, one
+    kept per line, the first error on it) and the lines the pre-scan cut out, in line order; and
+    the physical numbers of all those lines. DuckDB's own line counter skips blank lines, so a
+    line's number comes from its byte offset."""
+    raw_text = "coalesce(arg_min(csv_line, byte_position), '')"
+    if strip_newlines:
+        raw_text = f"ltrim({raw_text}, chr(10) || chr(13))"
+    found = job.con.execute(
+        f"""
+        select line_byte_position, arg_min(error_type, byte_position), left({raw_text}, $cap)
+        from {table} group by line_byte_position order by line_byte_position
+        """,
+        {"cap": RAW_PREVIEW_CHARS},
+    ).fetchall()
+    numbers = line_numbers(job.path, [r[0] for r in found])
+    marked = {o.line_no for o in job.oversize}
+    rejects = [
+        (numbers[pos], str(reasons.get(err, default)), raw) for pos, err, raw in found if numbers[pos] not in marked
+    ]
+    rejects += [(o.line_no, str(o.reason), o.preview) for o in job.oversize]
+    rejects.sort(key=lambda r: r[0])
+    return [(f"line {n}", reason, raw) for n, reason, raw in rejects], set(numbers.values()) | marked
+
+
+def append_rejects(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, rejects: list[Reject]) -> Path:
+    """A new write-aside file: the rows of ``staged`` plus one row per rejected line (``staged`` is removed)."""
+    con.register(
+        "reject_rows",
+        pa.table(
+            {
+                "location": [r[0] for r in rejects],
+                "reason": [str(r[1]) for r in rejects],
+                "raw": [r[2] for r in rejects],
+            },
+            schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
+        ),
+    )
+    out = atomic_path(dest)
+    con.sql(
+        """
+        select * from read_parquet($staged)
+        union all by name
+        select null::bigint as record_no, location, reason, raw from reject_rows
+        """,
+        params={"staged": str(staged)},
+    ).write_parquet(str(out), compression="zstd")
+    con.unregister("reject_rows")
+    staged.unlink()
+    return out
+
+
+def write_rows_only(dest: Path, schema: pa.Schema, quarantine: list[Reject]) -> None:
+    """A staged file with no good rows (an empty input, or a whole file refused with its reason), with
+    the reader's columns: record_no numbers the rows, location/reason/raw hold them, the rest is null."""
+    n = len(quarantine)
+    given = {
+        "record_no": pa.array(range(1, n + 1), pa.int64()),
+        "location": pa.array([q[0] for q in quarantine], pa.string()),
+        "reason": pa.array([str(q[1]) for q in quarantine], pa.string()),
+        "raw": pa.array([q[2][:RAW_PREVIEW_CHARS] for q in quarantine], pa.string()),
+    }
+    cols = [given.get(f.name, pa.nulls(n, f.type)) for f in schema]
+    tmp = atomic_path(dest)
+    pq.write_table(pa.Table.from_arrays(cols, schema=schema), tmp)
+    publish(tmp, dest)
