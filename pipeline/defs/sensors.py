@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from pipeline.config import GIT_REPO_ENV
 from pipeline.defs.ingest import source_partitions
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.schedules import warehouse_job
@@ -37,7 +38,7 @@ def liger_inputs_sensor(context: dg.SensorEvaluationContext, warehouse: Warehous
             new.git_repo, new.git_head = str(Path(repo).resolve()), git_history.head_sha(git_dir)
         except git_history.GitHistoryError as exc:
             context.log.warning(str(exc))
-            return dg.SkipReason(f"{git_history.GIT_REPO_ENV} is unusable, not launching: {exc}")
+            return dg.SkipReason(f"{GIT_REPO_ENV} is unusable, not launching: {exc}")
     if old is not None and old.digest == new.digest:
         # Only mtimes may have moved: remember them so the next tick does not re-hash.
         return dg.SensorResult(skip_reason="data_raw and upstream HEAD unchanged", cursor=new.to_cursor())

@@ -1,7 +1,7 @@
 """The dashboard's data: a few bounded queries over ``liger.duckdb`` -> one compact JSON payload.
 
 What the page receives, per sweep (kernel, provider, pass, metric, GPU, x name, config) and axis
-point (a Liger version, or a commit when ``measurements`` has ``commit`` and ``commit_order``):
+point (a Liger version, or a commit when ``measurements`` has ``benchmarked_commit`` and ``commit_order``):
 p20 / p50 / p80 of every x point, rounded to 4 significant digits, and the runs at the sweep's
 newest point. Every string is dictionary-encoded (``payload["s"][<field>]``); rows hold indexes.
 Beside it the sweep verdicts of ``sweep_regressions`` with their evidence, and the rows of a
@@ -152,17 +152,7 @@ def _version_ranks(con, relations: set[str]) -> list[tuple[int, str]]:
     return sorted(labels.items())
 
 
-_AXIS_KEY_SQL = "case when \"commit\" is null then 'v:' || version_rank else 'c:' || \"commit\" end"
-
-
-def _ranked_measurements(cols: set[str], ranks: list[tuple[int, str]]) -> str:
-    """``measurements`` with a version_rank: its own column, else a literal map of the ranks found."""
-    if "version_rank" in cols:
-        return "measurements"
-    cases = " ".join(
-        f"when liger_version = '{label.replace(chr(39), chr(39) * 2)}' then {rank}" for rank, label in ranks
-    )
-    return f"(select *, {f'case {cases} end' if cases else 'cast(null as integer)'} as version_rank from measurements)"
+_AXIS_KEY_SQL = "case when benchmarked_commit is null then 'v:' || version_rank else 'c:' || benchmarked_commit end"
 
 
 def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
@@ -170,7 +160,7 @@ def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
     rows = _records(
         con,
         f"""
-        select {_AXIS_KEY_SQL} as axis_key, max("commit") as commit, max(commit_order) as commit_order,
+        select {_AXIS_KEY_SQL} as axis_key, max(benchmarked_commit) as commit, max(commit_order) as commit_order,
                {release} as release, max(version_rank) as version_rank
         from {ranked} as m
         where version_rank is not null and p50 > 0
@@ -192,7 +182,7 @@ def build_payload(con) -> SiteData:
     """Read the published warehouse once (a handful of queries) and encode what the page shows."""
     relations = _relations(con)
     mcols = _columns(con, "measurements")
-    commit_mode = {"commit", "commit_order"} <= mcols
+    commit_mode = {"benchmarked_commit", "commit_order"} <= mcols
     ranks = _version_ranks(con, relations)
     versions = [label for _, label in ranks]
     ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
@@ -204,7 +194,7 @@ def build_payload(con) -> SiteData:
     axis_labels: list[str] = []
     axis_ver: list[int] = []
     if commit_mode:
-        ranked = _ranked_measurements(mcols, ranks)
+        ranked = "measurements"
         axis_index = {}
         for r in _commit_axis(con, mcols, ranked):
             axis_index[r["axis_key"]] = len(axis_labels)
