@@ -111,7 +111,14 @@ ALLOWED_INTERPOLATIONS = {
     },
     "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
     # The dashboard's queries are assembled from its own constants; no data value reaches the text.
-    "pipeline/analyze/site/payload.py": {"_AXIS_KEY_SQL", "release", "ranked", "SEVERITY_SQL"},
+    "pipeline/analyze/site/payload.py": {
+        "_AXIS_KEY_SQL",
+        "release",
+        "ranked",
+        "SEVERITY_SQL",
+        "_SWEEP_COLS",
+        "MAX_SUSPECT_ROWS",
+    },
     "pipeline/analyze/report/tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
     "pipeline/cli/sql_shell.py": {"sql"},
