@@ -313,9 +313,11 @@ def test_repo_without_benchmark_data(base, tmp_path):
     history = read_history(repo, tmp_path / "cache")
     assert history.head == head and history.sources == [] and history.commits == 0
     assert not (tmp_path / "cache").exists()
-    result = materialize(base.data_raw, tmp_path / "wh", git_repo=str(repo))
-    assert result.success
-    assert q(tmp_path / "wh" / "liger.duckdb", "select count(*) from measurements") == [(0,)]
+    # no input anywhere (an empty data_raw, a clone without data): taken for a wrong path, not an
+    # empty warehouse; the run fails before it commits anything
+    result = materialize(base.data_raw, tmp_path / "wh", git_repo=str(repo), raise_on_error=False)
+    assert not result.success
+    assert not (tmp_path / "wh" / "tables").exists()
 
 
 def test_odd_paths_and_merges(tmp_path):
