@@ -99,6 +99,7 @@ class Settings(BaseSettings):
     failpoint: str | None = Field(None, description="tests only: <name>:<seconds>")
     failpoint_file: Path | None = Field(None, description="tests only: written when the failpoint is hit")
     spark_master: str = Field("local[2]", description="Spark master for `make spark-views`")
+    full_check_every: int = Field(10, ge=1, description="every N-th warehouse run, the checks read every fact")
     rehash: bool = Field(False, description="hash every input again instead of trusting its size/mtime/inode")
 
     @field_validator("warehouse")

@@ -18,11 +18,14 @@ DIMENSIONS = ("environment", "protocol", "workload", "implementation")
 DIGEST_SAMPLE_LIMIT = 20  # wrong measurement digests reported at most
 
 
-def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the readers' tables (sql/serve) over a published state."""
+def connect(
+    wh: Warehouse, published: Published | None = None, since_seq: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the readers' tables (sql/serve) over a published state; the checks
+    read the facts committed after run ``since_seq`` (all when None)."""
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(published))
-    register_rules(con)
+    register_rules(con, since_seq)
     # No check reads provenance (source_count, first/last seen); aggregating every sighting for it
     # would cost more than the checks themselves. Its columns read as NULL here.
     con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
@@ -33,9 +36,23 @@ def connect(wh: Warehouse, published: Published | None = None) -> duckdb.DuckDBP
     return con
 
 
-def register_rules(con: duckdb.DuckDBPyConnection) -> None:
-    """The rules the check files use, as macros: each is written once, in contracts/rules.py."""
+def register_rules(con: duckdb.DuckDBPyConnection, since_seq: int | None = None) -> None:
+    """The rules the check files use, as macros (each written once, in contracts/rules.py), and
+    `checked_facts`: the facts committed after run ``since_seq`` (every fact when None)."""
     con.execute(QUANTILE_REASON_MACRO)
+    where = "" if since_seq is None else f"where run_seq > {int(since_seq)}"
+    con.execute(f"create or replace view checked_facts as select * from fact_measurement {where}")
+
+
+def check_scope(published: Published, run_id: str | None, every: int) -> tuple[int | None, str]:
+    """What a run's checks read: the facts that run committed, or every fact on the periodic full
+    check (a full warehouse run, or every ``every``-th run). A run that committed nothing (the
+    published state is an earlier run's) has nothing new to check."""
+    if published.mode == "full" or published.seq % every == 0:
+        return None, f"every fact (full check at warehouse run {published.seq})"
+    if run_id is not None and published.run_id != run_id:
+        return published.seq, f"nothing committed by this run (warehouse run {published.seq} was checked when made)"
+    return published.seq - 1, f"the facts warehouse run {published.seq} committed"
 
 
 def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
@@ -44,6 +61,8 @@ def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
 
 def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
     """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
+    if not duck.scalar(con, "select count(*) from duckdb_views() where view_name = 'checked_facts'"):
+        register_rules(con)  # no scope given: every fact
     record_only = record_only_extra_config_sql("workload_digest")
     observed_at_text = observed_at_text_sql("observed_at")
     bad = con.execute(
@@ -52,7 +71,7 @@ def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
             select * replace (
                 case when origin = 'kernelindex' then {record_only} else extra_config end as extra_config),
                    {observed_at_text} as observed_at_text
-            from fact_measurement
+            from checked_facts
         )
         select 'measurement', measurement_digest, {measurement_digest_sql()} as recomputed
         from facts where measurement_digest <> {measurement_digest_sql()}

@@ -1,6 +1,6 @@
 -- Offending rows: facts pointing at a dimension digest that no dimension table holds.
 with facts as (
-    select * from fact_measurement
+    select * from checked_facts
 )
 select 'environment' as dimension, f.environment_digest as digest from facts f
     anti join dim_environment d using (environment_digest)

@@ -1,7 +1,7 @@
 -- Offending rows: facts whose quantiles break the readers' rule (finite, positive, p20 <= p50 <= p80).
 -- quantile_reason() is that rule (pipeline/contracts/rules.py), a macro the check connection registers.
 with facts as (
-    select * from fact_measurement
+    select * from checked_facts
 )
 select measurement_digest, kernel_name, kernel_provider, gpu_name, liger_version, p20, p50, p80
 from facts
