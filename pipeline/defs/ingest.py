@@ -13,7 +13,6 @@ import socket
 from datetime import UTC, datetime
 
 import dagster as dg
-import polars as pl
 import pyarrow as pa
 
 from pipeline.config import GIT_REPO_ENV
@@ -35,6 +34,8 @@ def _staged_by_partitions(warehouse: WarehouseResource, sources: list[SourceFile
     dt = warehouse.open().store.open(STAGED_CONTENT.name)
     if dt is None or not sources:
         return 0
+    import polars as pl  # only once partition runs exist
+
     staged = pl.scan_delta(dt).select("source_path", "content_sha256").unique().collect()
     current = pl.DataFrame(
         {"source_path": [s.source_path for s in sources], "content_sha256": [s.content_sha256 for s in sources]},

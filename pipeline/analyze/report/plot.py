@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import io
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, NullLocator
-
 __all__ = ["plot_sweep", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
 
 FROM_COLOR = "#0072B2"
@@ -126,6 +122,10 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
 
 def plot_sweep(points: list[dict], sweep: dict) -> bytes:
     """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references)."""
+    # matplotlib is imported when a plot is drawn: a run that draws none does not pay for it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     xpos, ticks, numeric_values = _x_axis(points)
     liger = [p for p in points if p["is_liger"]]
     refs = [p for p in points if not p["is_liger"]]
@@ -151,6 +151,8 @@ def plot_sweep(points: list[dict], sweep: dict) -> bytes:
         if numeric_values and min(numeric_values) > 0 and max(numeric_values) / min(numeric_values) >= 8:
             ax.set_xscale("log", base=2)
         if len(ticks) <= _MAX_TICK_LABELS:
+            from matplotlib.ticker import FixedLocator, NullLocator
+
             ax.xaxis.set_major_locator(FixedLocator([t for t, _ in ticks]))
             ax.xaxis.set_minor_locator(NullLocator())
             ax.set_xticklabels([label for _, label in ticks], rotation=30, fontsize=7)
