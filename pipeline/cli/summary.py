@@ -76,7 +76,7 @@ def run_lines(run_id: str | None = None) -> list[str]:
     return lines
 
 
-def main(run_id: str | None = None) -> int:
+def main(run_id: str | None = None, nothing_new: str | None = None) -> int:
     path = duckdb_path()
     if not path.exists():
         print(f"no warehouse at {path}; run `make run`", file=sys.stderr)
@@ -84,6 +84,8 @@ def main(run_id: str | None = None) -> int:
     with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
         lines = [f"warehouse: {path}", *warehouse_lines(con)]
     lines += run_lines(run_id)
+    if nothing_new:
+        lines.append(f"           {nothing_new}")
     report = Path(warehouse_dir()) / "reports" / "regressions.html"
     lines.append(f"report:    {report}" if report.exists() else f"report:    not written ({report} missing)")
     print("\n".join(lines))

@@ -11,6 +11,21 @@ import dagster as dg
 warehouse_job = dg.define_asset_job(
     "liger_warehouse_job", selection=dg.AssetSelection.assets("staged_sources").downstream()
 )
+
+
+@dg.op(
+    config_schema={"reason": str},
+    description="Records a `make run` that found nothing new: same inputs, code, settings and warehouse.",
+)
+def inputs_unchanged(context: dg.OpExecutionContext) -> None:
+    context.log.info(context.op_config["reason"])
+
+
+@dg.job(description="What `make run` records when nothing changed since the last warehouse run.")
+def liger_nothing_new():
+    inputs_unchanged()
+
+
 partitioned_staging_job = dg.define_asset_job(
     "liger_partitioned_staging", selection=dg.AssetSelection.assets("source_content")
 )

@@ -89,3 +89,10 @@ def open_repo(repo: Path) -> Path:
         return _shim(repo)
     detail = proc.stderr.decode(errors="replace").strip()
     raise GitError(f"{GIT_REPO_ENV}={repo} is not a git repository: {detail}")
+
+
+def refs_state(git_dir: Path) -> str:
+    """HEAD and every ref's sha in one call: changes when main, a tag or gh-pages moves."""
+    head = run(git_dir, "rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.decode().strip()
+    refs = run(git_dir, "for-each-ref", "--format=%(objectname) %(refname)").stdout.decode()
+    return head + "\n" + refs
