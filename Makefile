@@ -77,6 +77,7 @@ spark-views: setup $(VENV)/.synced-spark
 	$(PY) -m pipeline.spark
 
 bench: setup
+	$(PY) -m bench.shipped
 	$(PY) -m bench.run
 	$(PY) -m bench.regression_detection
 

@@ -1,0 +1,69 @@
+"""The everyday run on the shipped data, against Dagster's own import, in one session.
+
+    python -m bench.shipped [--repeats 3]
+
+Each repeat times, in turn: `python -c "import dagster"` (the floor), `make run`'s command on an
+empty warehouse, and the same command again with nothing new. Ratios are taken pair by pair, so
+a machine that slows down during the session moves both sides. Writes bench/results/shipped.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+from bench.measure import measure_subprocess
+from bench.run import PROJECT, machine, pipeline_env
+
+TARGETS = {"empty warehouse": 8.0, "nothing new": 3.0}
+
+
+def _once(work: Path) -> dict[str, float]:
+    shutil.rmtree(work, ignore_errors=True)
+    env = pipeline_env(PROJECT / "data_raw", work / "warehouse", work / "home")
+    run = [sys.executable, "-m", "pipeline.cli.run"]
+    floor = measure_subprocess([sys.executable, "-c", "import dagster"], cwd=PROJECT, env=env)
+    empty = measure_subprocess(run, cwd=PROJECT, env=env)
+    again = measure_subprocess(run, cwd=PROJECT, env=env)
+    if "nothing new since" not in again["stdout"]:
+        raise SystemExit("the second run found something new:\n" + again["stdout"][-2000:])
+    return {
+        "floor": floor["wall_s"],
+        "empty warehouse": empty["wall_s"],
+        "nothing new": again["wall_s"],
+        "empty peak MB": empty["peak_rss_mb"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--work", default=str(PROJECT / "bench" / "work" / "shipped"))
+    ap.add_argument("--out", default=str(PROJECT / "bench" / "results" / "shipped.md"))
+    args = ap.parse_args(argv)
+    runs = [_once(Path(args.work)) for _ in range(args.repeats)]
+    lines = [
+        "# The everyday run on the shipped data",
+        "",
+        f"Machine: {machine()}. {args.repeats} repeats, medians; ratios pair by pair to `import dagster`.",
+        "",
+        "| case | wall s (median) | ÷ import dagster (median) | target |",
+        "|---|---|---|---|",
+        f"| `python -c 'import dagster'` | {statistics.median(r['floor'] for r in runs):.2f} | 1 | |",
+    ]
+    for case, target in TARGETS.items():
+        ratio = statistics.median(r[case] / r["floor"] for r in runs)
+        wall = statistics.median(r[case] for r in runs)
+        lines.append(f"| `make run`, {case} | {wall:.2f} | ×{ratio:.1f} | ≤ ×{target:g} |")
+    peak = statistics.median(r["empty peak MB"] for r in runs)
+    lines += ["", f"Peak RSS of the empty-warehouse run: {peak:.0f} MB."]
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
