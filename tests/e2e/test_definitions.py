@@ -20,6 +20,7 @@ ASSETS = {
     "quarantine",
     "liger_duckdb",
     "regression_report",
+    "dashboard",
 }
 CHECKS = {
     "digest_integrity",
