@@ -18,6 +18,8 @@ ASSETS = {
     "dim_implementation",
     "source",
     "quarantine",
+    "benchmark_snapshot",
+    "commit_change",
     "liger_duckdb",
     "regression_report",
     "dashboard",

@@ -30,7 +30,15 @@ from pathlib import Path
 
 from pipeline.analyze.report.plot import plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
-from pipeline.analyze.report.tables import Column, install_macros, number_sql, percent_sql, ratio_sql, render_table
+from pipeline.analyze.report.tables import (
+    Column,
+    config_html_sql,
+    install_macros,
+    number_sql,
+    percent_sql,
+    ratio_sql,
+    render_table,
+)
 from pipeline.common import duck
 
 __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
@@ -144,7 +152,7 @@ def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
         Column("mode", "kernel_operation_mode"),
         Column("metric", "metric_name"),
         Column("GPU", "gpu_name"),
-        Column("config", "extra_config"),
+        Column("config", "extra_config", html=config_html_sql("extra_config"), css="'config'"),
         Column("points", number_sql("shared_points")),
         Column("runs (from / to)", "cast(from_runs as varchar) || ' / ' || cast(to_runs as varchar)"),
         Column("ratio", ratio_sql("geomean_ratio")),
@@ -152,8 +160,8 @@ def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
         Column("normalized", ratio_sql("geomean_normalized_ratio")),
         Column("threshold", percent_sql("threshold", "±")),
         Column("verdict", "verdict", css="verdict"),
-        Column("reason", "reason"),
-        Column("hint", "hint"),
+        Column("reason", "reason", css="'reason'"),
+        Column("hint", "hint", css="'hint'"),
     )
 
 
@@ -281,15 +289,25 @@ def _capped(shown: int, total: int, view: str) -> str:
 
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px;color:#1a1a1a;background:#fff}
-table{border-collapse:collapse;font-size:12px;margin:1em 0}
-td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#eee}
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 1.5em;max-width:1500px;color:#1a1a1a;background:#fff}
+table{border-collapse:collapse;font-size:12px;margin:1em 0;width:100%}
+td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#eee;font-weight:600}
 td.regression{background:#f7c6c6;font-weight:bold}td.improvement{background:#cdebd3}
 td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}
+table#flagged{font-size:11px}
+td.reason{min-width:15em}td.hint{min-width:7em}td.config{width:13em;max-width:13em}
+details.config summary{cursor:pointer}
+.chip{display:inline-block;max-width:100%;margin:0 2px 2px 0;padding:0 4px;border-radius:3px;
+  background:#eef2f7;border:1px solid #d3dae3;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
+  vertical-align:top;font-family:ui-monospace,monospace;font-size:11px}
+code.json{display:block;white-space:pre-wrap;overflow-wrap:anywhere;font-size:11px}
+.none{color:#888}
 .headline{font-size:1.1em;padding:.6em 1em;border-left:4px solid #D55E00;background:#fafafa}
 figure{margin:1.5em 0}img{max-width:100%;border:1px solid #ddd}
-code{background:#f3f3f3;padding:1px 3px}
+code{background:#f3f3f3;padding:1px 3px;overflow-wrap:anywhere}
+p,h3{overflow-wrap:anywhere}
 """
 
 
