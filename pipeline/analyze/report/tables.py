@@ -30,9 +30,9 @@ _MACROS = (
     """create or replace temp macro html_text(s) as
         replace(replace(replace(replace(coalesce(cast(s as varchar), ''),
             '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;')""",
-    # cell text that may wrap after `_`, `,` and `/` (long kernel and provider names have no spaces)
+    # cell text that may wrap after `_` and `,` (long kernel and provider names have no spaces)
     """create or replace temp macro html_wrap(s) as
-        replace(replace(replace(html_text(s), '_', '_<wbr>'), ',', ',<wbr>'), '/', '/<wbr>')""",
+        replace(replace(html_text(s), '_', '_<wbr>'), ',', ',<wbr>')""",
     # a markdown cell: a pipe would split the cell, a newline would end the row
     """create or replace temp macro md_text(s) as
         replace(replace(replace(coalesce(cast(s as varchar), ''), '|', '\\|'), chr(10), ' '), chr(13), ' ')""",

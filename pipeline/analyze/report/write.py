@@ -28,6 +28,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pipeline.analyze.report.launch import install_launch_macro, launch_hints_sql
 from pipeline.analyze.report.plot import plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
 from pipeline.analyze.report.tables import (
@@ -47,11 +48,6 @@ DEFAULT_MAX_PLOTS = 30
 POINT_ROWS_SHOWN = 50
 CHANGE_POINTS_SHOWN = 50
 NOISE_GROUPS_SHOWN = 30
-# launch-bound hint: the liger sweep moves less than this across x ...
-LAUNCH_FLAT_SPREAD = 1.5
-# ... while a reference provider grows at least this much over the same x points
-LAUNCH_REFERENCE_SPREAD = 3.0
-
 _SWEEP_KEYS = (
     "kernel_name",
     "kernel_provider",
@@ -79,39 +75,10 @@ from sweep_regressions
 where verdict in {FLAGGED_VERDICTS!r}
 """
 
-# speed sweeps whose liger times barely move across x while a reference provider scales:
-# the kernel is dominated by launch overhead, so version-to-version changes are mostly noise
-_LAUNCH_HINT_VIEW = f"""
-create or replace temp view report_launch_hints as
-with f as (
-    select * from report_flagged where metric_name = 'speed'
-),
-own as (
-    select f.plot_rank, count(*) as points, max(sv.p50) / min(sv.p50) as spread
-    from f join series_versions as sv
-        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
-        and sv.version_rank = f.to_version_rank
-    where sv.p50 > 0
-    group by f.plot_rank
-),
-reference as (
-    select f.plot_rank, sv.kernel_provider, count(*) as points, max(sv.p50) / min(sv.p50) as spread
-    from f join series_versions as sv
-        on {_SAME_SWEEP} and not sv.is_liger and sv.version_rank = f.to_version_rank
-    where sv.p50 > 0
-    group by f.plot_rank, sv.kernel_provider
-),
-widest as (
-    select plot_rank, arg_max(kernel_provider, spread) as provider, max(spread) as spread
-    from reference where points >= 3 group by plot_rank
+# the launch-bound hint: one rule, in pipeline/analyze/report/launch.py
+_LAUNCH_HINT_VIEW = "create or replace temp view report_launch_hints as " + launch_hints_sql(
+    "report_flagged", _SAME_SWEEP
 )
-select
-    own.plot_rank,
-    printf('launch-bound? flat across x (×%.2f over %d points) while %s scales ×%.1f',
-           own.spread, own.points, widest.provider, widest.spread) as hint
-from own join widest using (plot_rank)
-where own.points >= 3 and own.spread <= {LAUNCH_FLAT_SPREAD} and widest.spread >= {LAUNCH_REFERENCE_SPREAD}
-"""
 
 _PLOT_POINTS_SQL = f"""
 with top as (
@@ -322,6 +289,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
         install_macros(con)
+        install_launch_macro(con)
         con.execute(_FLAGGED_VIEW)
         con.execute(_LAUNCH_HINT_VIEW)
         newest = newest_overview(con)
