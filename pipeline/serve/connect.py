@@ -20,7 +20,14 @@ import duckdb
 from pipeline.analyze.change_points import build_change_points
 from pipeline.common import duck
 from pipeline.config import warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, create_view, view_files
+from pipeline.serve.duckdb_build import (
+    create_run_log_view,
+    create_table_views,
+    create_view,
+    publish_main_views,
+    use_internal_schema,
+    view_files,
+)
 from pipeline.store.warehouse import Warehouse
 
 
@@ -43,9 +50,11 @@ def connect(
     if wanted.seq == newest.seq and wh.duckdb_path.exists():
         return duck.connect(wh.duckdb_path, read_only=True, remote_root=wh.root_uri)
     con = duck.connect(remote_root=wh.root_uri)
+    use_internal_schema(con)  # as in liger.duckdb: the build's objects in `internal`, readers' views in `main`
     create_run_log_view(con, wh, wanted)
     create_table_views(con, wh.snapshot_files(wanted))
     for model in view_files():
         create_view(con, model.name, model)
     build_change_points(con)
+    publish_main_views(con)
     return con
