@@ -68,8 +68,9 @@ site: setup
 	$(PY) -m pipeline.analyze.site
 
 ## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
+## As root (containers), Jupyter refuses to start without --allow-root.
 notebook: setup $(VENV)/.synced-notebook
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 notebooks/version_trend.ipynb
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/version_trend.ipynb
 
 ## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup $(VENV)/.synced-spark

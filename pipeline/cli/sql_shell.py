@@ -5,55 +5,146 @@ than the writer may not open its file; this shell uses the same library that wro
 
     make sql                                   # prompt; end a statement with ';', quit with Ctrl-D
     make sql Q="select count(*) from measurements"
+    echo "select 1;" | make sql                # statements from stdin (no prompt)
+
+A statement that fails prints its error on stderr and makes the exit status 1 (with -c and with
+piped statements; at the prompt the session goes on). Dot commands at the prompt:
+
+    .tables              what there is to query (schema main; the build's own objects are in `internal`)
+    .mode box | line     a table (default), or one `column = value` line per column (wide text whole)
+    .maxwidth N          widest column in box mode (default 80 characters; 0 = no limit)
+    .help
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from dataclasses import dataclass
 
 import duckdb
 
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_uri
 
+MAX_ROWS = 40
+DEFAULT_COL_WIDTH = 80
 
-def run(con, sql: str) -> None:
+
+@dataclass
+class Display:
+    mode: str = "box"
+    max_col_width: int = DEFAULT_COL_WIDTH
+
+    def show(self, relation: duckdb.DuckDBPyRelation, out=None) -> None:
+        out = out or sys.stdout
+        if self.mode == "line":
+            cols = relation.columns
+            pad = max((len(c) for c in cols), default=0)
+            rows = relation.limit(MAX_ROWS + 1).fetchall()
+            for i, row in enumerate(rows[:MAX_ROWS]):
+                if i:
+                    print(file=out)
+                for c, v in zip(cols, row, strict=True):
+                    print(f"{c.rjust(pad)} = {'NULL' if v is None else v}", file=out)
+            if len(rows) > MAX_ROWS:
+                print(f"\n(first {MAX_ROWS} rows)", file=out)
+            return
+        width = max(shutil.get_terminal_size((200, 40)).columns, 80)
+        relation.show(max_rows=MAX_ROWS, max_width=width, max_col_width=self.max_col_width or None)
+
+
+def run(con, sql: str, display: Display | None = None) -> bool:
+    """Run one or more statements; False when one failed (its error on stderr)."""
+    display = display or Display()
     try:
         relation = con.sql(sql)
+        if relation is not None:
+            display.show(relation)
     except duckdb.Error as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return
-    if relation is not None:
-        relation.show(max_rows=40, max_width=200)
+        return False
+    return True
+
+
+def dot_command(con, line: str, display: Display) -> bool:
+    words = line.split()
+    cmd, args = words[0].lower(), words[1:]
+    if cmd == ".tables":
+        return run(
+            con,
+            "select table_name as name, lower(table_type) as kind from information_schema.tables "
+            "where table_schema = 'main' order by 1",
+            display,
+        )
+    if cmd == ".mode" and args and args[0] in ("box", "line"):
+        display.mode = args[0]
+        return True
+    if cmd == ".maxwidth" and len(args) == 1 and args[0].isdigit():
+        display.max_col_width = int(args[0])
+        return True
+    if cmd == ".help":
+        print(__doc__.split("Dot commands at the prompt:")[1].strip("\n"))
+        return True
+    print(f"error: unknown or malformed command {line.strip()!r} (.help lists them)", file=sys.stderr)
+    return False
+
+
+def statements(stream, interactive: bool):
+    """Complete statements (ending with ';') or dot commands, read line by line; a statement left
+    without ';' at the end of the input still runs."""
+    buffer: list[str] = []
+    while True:
+        try:
+            line = input("sql> " if not buffer else "...> ") if interactive else stream.readline()
+        except EOFError:
+            print()
+            line = ""
+            interactive = False
+        if not interactive and line == "":
+            if "".join(buffer).strip():
+                yield "\n".join(buffer)
+            return
+        line = line.rstrip("\n")
+        if not buffer and line.strip().startswith("."):
+            yield line.strip()
+            continue
+        buffer.append(line)
+        if line.rstrip().endswith(";"):
+            yield "\n".join(buffer)
+            buffer = []
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-c", "--command", help="run this SQL and exit")
+    ap.add_argument("-c", "--command", help="run this SQL and exit (status 1 if it fails)")
     ap.add_argument("--db", default=str(duckdb_path()))
+    ap.add_argument("--mode", choices=("box", "line"), default="box")
+    ap.add_argument("--maxwidth", type=int, default=DEFAULT_COL_WIDTH, help="widest column in box mode (0: none)")
     args = ap.parse_args(argv)
+    display = Display(args.mode, args.maxwidth)
     # the tables may live on S3: the connection carries the filesystem that reads them
-    con = duck.connect(args.db, read_only=True, remote_root=warehouse_uri())
-    if args.command:
-        run(con, args.command)
-        return 0
     try:
-        import readline  # noqa: F401 -- line editing and history for input()
-    except ImportError:
-        pass
-    print(f"{args.db} (read-only). End a statement with ';'. Ctrl-D quits.")
-    buffer: list[str] = []
-    while True:
+        con = duck.connect(args.db, read_only=True, remote_root=warehouse_uri())
+    except duckdb.Error as exc:
+        print(f"error: {exc} (run `make run` first?)", file=sys.stderr)
+        return 1
+    if args.command:
+        return 0 if run(con, args.command, display) else 1
+    interactive = sys.stdin.isatty()
+    if interactive:
         try:
-            line = input("sql> " if not buffer else "...> ")
-        except EOFError:
-            print()
-            return 0
-        buffer.append(line)
-        if line.rstrip().endswith(";"):
-            run(con, "\n".join(buffer))
-            buffer = []
+            import readline  # noqa: F401 -- line editing and history for input()
+        except ImportError:
+            pass
+        print(f"{args.db} (read-only). End a statement with ';'. Ctrl-D quits. .help lists the dot commands.")
+    ok = True
+    for text in statements(sys.stdin, interactive):
+        done = dot_command(con, text, display) if text.startswith(".") else run(con, text, display)
+        ok = ok and done
+    # at the prompt an error was already shown and the session went on; piped input reports it
+    return 0 if ok or interactive else 1
 
 
 if __name__ == "__main__":

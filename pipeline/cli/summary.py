@@ -1,5 +1,5 @@
 """The closing summary of `make run`: what the warehouse holds, what the newest version's verdicts
-say (and how much of it was compared at all), which checks failed or warned, where the report is.
+say (and how much of it was compared at all), which checks failed or warned, where the report and the dashboard are.
 
 Reads the warehouse read-only and the latest run recorded in the Dagster instance of
 ``$DAGSTER_HOME`` (the one `dg launch` just wrote to).
@@ -88,6 +88,8 @@ def main(run_id: str | None = None, nothing_new: str | None = None) -> int:
         lines.append(f"           {nothing_new}")
     report = Path(warehouse_dir()) / "reports" / "regressions.html"
     lines.append(f"report:    {report}" if report.exists() else f"report:    not written ({report} missing)")
+    site = Path(warehouse_dir()) / "site" / "index.html"
+    lines.append(f"dashboard: {site}" if site.exists() else f"dashboard: not written ({site} missing)")
     print("\n".join(lines))
     return 0
 

@@ -1,4 +1,5 @@
-"""Regression report asset and the newest-version checks (Dagster wrappers over pipeline.analyze.report.write)."""
+"""Regression report and dashboard assets, and the newest-version checks (Dagster wrappers over
+pipeline.analyze.report.write and pipeline.analyze.site)."""
 
 import json
 from pathlib import Path
@@ -8,6 +9,7 @@ from pydantic import Field
 
 from pipeline.analyze.report.queries import newest_overview
 from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
+from pipeline.analyze.site import write_site
 from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.duckdb_build import built_state
@@ -70,6 +72,47 @@ def regression_report(
     metadata["html"] = dg.MetadataValue.path(summary["html_path"])
     metadata["markdown"] = dg.MetadataValue.path(summary["md_path"])
     return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    group_name="reports",
+    kinds={"duckdb", "html"},
+    deps=[dg.AssetKey("liger_duckdb")],
+    description=(
+        "warehouse/site/: the static dashboard (`make site`): index.html (sweep explorer, per-GPU overview), "
+        "one release-<version>.html per Liger version and plotly.min.js; opens from disk, no server. "
+        "Rebuilt only when liger.duckdb's build state changed."
+    ),
+)
+def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    root = warehouse.warehouse_path()
+    out_dir = root / "site"
+    index = out_dir / "index.html"
+    # Like the report: the site is a function of liger.duckdb's state only.
+    stamp = out_dir / ".built_from.json"
+    key = {"duckdb": built_state(warehouse.open())}
+    previous = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if key["duckdb"] and previous.get("key") == key and index.exists():
+        rebuilt = False
+        context.log.info("warehouse unchanged since the last dashboard: kept it")
+    else:
+        write_site(root / "liger.duckdb", out_dir)
+        tmp = atomic_path(stamp)
+        tmp.write_text(json.dumps({"key": key}, default=str))
+        publish(tmp, stamp)
+        rebuilt = True
+    pages = sorted(out_dir.glob("*.html"))
+    size = sum(p.stat().st_size for p in pages)
+    context.log.info(f"dashboard {'rebuilt' if rebuilt else 'kept'}: {index} ({len(pages)} pages, {size:,} bytes)")
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(index)),
+            "size_bytes": index.stat().st_size,
+            "pages": len(pages),
+            "html_bytes": size,
+            "rebuilt": rebuilt,
+        }
+    )
 
 
 @dg.asset_check(

@@ -32,7 +32,10 @@ def liger_duckdb(
         done = build_duckdb(wh, published, settings)
     with wh.open_duckdb() as con:
         views = [
-            r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where schema_name = 'main' and not internal order by 1"
+            ).fetchall()
         ]
         rows = con.execute("select count(*) from measurements").fetchone()[0]
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")

@@ -25,6 +25,8 @@ def column_schema(table: str) -> dg.TableSchema:
             description=BY_NAME[t].description,
             kinds={"deltalake", "duckdb"},
             deps=["staged_sources"],
+            # columns and their docs on the definition too: the UI shows them before a materialization
+            metadata={"dagster/column_schema": column_schema(t)},
         )
         for t in PUBLIC_TABLES
     ],

@@ -20,7 +20,14 @@ import duckdb
 from pipeline.analyze.change_points import build_change_points
 from pipeline.common import duck
 from pipeline.config import load, warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, create_view, view_files
+from pipeline.serve.duckdb_build import (
+    create_run_log_view,
+    create_table_views,
+    create_view,
+    publish_main_views,
+    use_internal_schema,
+    view_files,
+)
 from pipeline.store.warehouse import Warehouse
 
 
@@ -43,6 +50,7 @@ def connect(
     if wanted.seq == newest.seq and wh.duckdb_path.exists():
         return duck.connect(wh.duckdb_path, read_only=True, remote_root=wh.root_uri)
     con = duck.connect(remote_root=wh.root_uri)
+    use_internal_schema(con)  # as in liger.duckdb: the build's objects in `internal`, readers' views in `main`
     try:
         create_run_log_view(con, wh, wanted)
         create_table_views(con, wh.snapshot_files(wanted))
@@ -58,6 +66,7 @@ def connect(
             f"run {wanted.seq} is older than the retention ({hours:g} hours, LIGER_RETENTION_HOURS) and its "
             f"files were vacuumed; runs since {_oldest_readable(wh, newest)} are readable"
         ) from exc
+    publish_main_views(con)
     return con
 
 

@@ -11,6 +11,11 @@ Layers, in order:
                   view `<view>__definition`
   change_points   (Python, ruptures)
 
+Everything is built in the schema `internal` (the models' unqualified names resolve there); `main`
+then holds one view per object people query (`select * from internal.<name>`), so `main`,
+information_schema and DuckDB's "did you mean" hints show what users query, not `delta_*`,
+`*__materialized`, `*__definition`, the build state or the helper tables (``is_internal``).
+
 A new published state is applied to a copy of the file, which then replaces it (open read-only
 sessions keep the old one). A materialized view with `incremental_key: [a, b]` is refreshed only
 for the key values that facts committed since the file's last state touch; the others are
@@ -42,6 +47,9 @@ from pipeline.ingest.gh_pages import touches_kernel
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
+INTERNAL_SCHEMA = "internal"
+# helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
+INTERNAL_TABLES = frozenset({STATE_TABLE, "provenance_source_flags", "commit_kernel"})
 DUCK_TYPES = {
     pa.string(): "varchar",
     pa.list_(pa.string()): "varchar[]",
@@ -55,6 +63,47 @@ SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
 # What the build registers before the models: the Delta snapshot and the lookup tables.
 LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run", "commit_kernel")
 SERVE_INPUTS = tuple(f"delta_{t}" for t in SCHEMAS) + LOOKUP_TABLES
+
+
+def is_internal(name: str) -> bool:
+    """An object of the build, not of the readers: kept out of `main`."""
+    return (
+        name.startswith("delta_")
+        or name.endswith(("__materialized", "__definition", "__all"))
+        or name in INTERNAL_TABLES
+    )
+
+
+def use_internal_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Build in `internal`: unqualified creates land there and names resolve there."""
+    con.execute(f"create schema if not exists {INTERNAL_SCHEMA}")
+    con.execute(f"use {INTERNAL_SCHEMA}")
+
+
+def publish_main_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """`main`: one view per public object of `internal` (stale ones dropped); the connection's
+    default schema is `main` again afterwards. Returns the public names."""
+    rows = con.execute(
+        """select table_name as name from duckdb_tables()
+               where schema_name = $s and database_name = current_database() and not temporary
+           union
+           select view_name from duckdb_views()
+               where schema_name = $s and database_name = current_database() and not temporary
+           order by 1""",
+        {"s": INTERNAL_SCHEMA},
+    ).fetchall()
+    public = [r[0] for r in rows if not is_internal(r[0])]
+    con.execute("use main")
+    for name in public:
+        con.execute(f'create or replace view main."{name}" as select * from {INTERNAL_SCHEMA}."{name}"')
+    stale = con.execute(
+        """select view_name from duckdb_views()
+           where schema_name = 'main' and database_name = current_database() and not internal and not temporary""",
+    ).fetchall()
+    for (name,) in stale:
+        if name not in public:
+            con.execute(f'drop view main."{name}"')
+    return public
 
 
 def serve_models() -> list[SqlModel]:
@@ -107,7 +156,11 @@ def create_table_views(
     create_delta_views(con, files)
     versions = write_lookup_tables(con, settings or RegressionSettings())
     write_commit_kernel_table(con)
-    if not duck.scalar(con, "select count(*) from duckdb_views() where view_name = 'warehouse_run'"):
+    if not duck.scalar(
+        con,
+        "select count(*) from duckdb_views() where view_name = 'warehouse_run' "
+        "and schema_name = current_schema() and database_name = current_database()",
+    ):
         cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in RUN_LOG_TABLE.schema)
         con.execute(f"create or replace view warehouse_run as select {cols} where false")
     for model in serve_models():
@@ -157,7 +210,7 @@ def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSett
 
 def _state(con) -> dict:
     try:
-        return json.loads(duck.scalar(con, f"select state from {STATE_TABLE}"))
+        return json.loads(duck.scalar(con, f"select state from {INTERNAL_SCHEMA}.{STATE_TABLE}"))
     except (duckdb.Error, TypeError):
         return {}
 
@@ -219,6 +272,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     spill = wh.temp_dir / f"duckdb-{tmp.name}"
     con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
+        use_internal_schema(con)
         create_run_log_view(con, wh, published)
         versions = create_table_views(con, wh.snapshot_files(published), settings)
         if versions != old.get("versions"):
@@ -228,6 +282,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         build_change_points(con)
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
+        publish_main_views(con)
         con.execute("checkpoint")
         failpoints.pause("duckdb_built_aside")
     except BaseException:
@@ -253,7 +308,8 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     exists = (
         duck.scalar(
             con,
-            "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags')",
+            "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags') "
+            "and schema_name = current_schema() and database_name = current_database()",
             {"t": table},
         )
         == 2
@@ -297,7 +353,12 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
         definition = f"{vf.name}__definition"
         create_view(con, definition, vf)
         table = f"{vf.name}__materialized"
-        exists = duck.scalar(con, "select count(*) from duckdb_tables() where table_name = $t", {"t": table})
+        exists = duck.scalar(
+            con,
+            "select count(*) from duckdb_tables() where table_name = $t "
+            "and schema_name = current_schema() and database_name = current_database()",
+            {"t": table},
+        )
         coarse = [c for c in vf.header.incremental_key if c in FACT_COLUMNS]
         if full or not exists or not coarse:
             con.execute(f'create or replace table "{table}" as select * from "{definition}"')

@@ -69,7 +69,10 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
         )
         write_commit_kernel_table(con)
         for table in ("regression_settings", "liger_version_order", "commit_kernel"):
-            spark.createDataFrame(con.table(table).arrow().read_all()).createOrReplaceTempView(table)
+            rows = con.table(table).arrow().read_all()
+            if rows.num_rows == 0:  # no chunks at all, which pyspark cannot convert: one empty chunk
+                rows = pa.table({f.name: pa.array([], f.type) for f in rows.schema})
+            spark.createDataFrame(rows).createOrReplaceTempView(table)
     finally:
         con.close()
 

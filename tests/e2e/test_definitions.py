@@ -22,6 +22,7 @@ ASSETS = {
     "commit_change",
     "liger_duckdb",
     "regression_report",
+    "dashboard",
 }
 CHECKS = {
     "digest_integrity",
@@ -78,3 +79,15 @@ def test_dg_cli_lists_the_definitions():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "fact_measurement" in out.stdout and "daily_refresh" in out.stdout
+
+
+def test_table_columns_carry_the_registry_descriptions():
+    from pipeline.contracts.tables import BY_NAME, PUBLIC_TABLES
+    from pipeline.definitions import defs
+
+    graph = defs().resolve_asset_graph()
+    for table in PUBLIC_TABLES:
+        schema = graph.get(dg.AssetKey(table)).metadata["dagster/column_schema"]
+        documented = {c.name: c.description for c in BY_NAME[table].columns}
+        assert {c.name: c.description for c in schema.columns} == documented
+        assert all(documented.values()), f"{table} has an undocumented column"

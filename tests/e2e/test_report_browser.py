@@ -15,6 +15,7 @@ from pipeline.analyze.report.write import write_report
 from tests.fixtures.report import build_report_warehouse
 
 CHROMIUM = "/usr/bin/chromium"
+WIDTH = 1400
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -41,7 +42,7 @@ def test_report_renders_in_headless_chromium(report_html):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": WIDTH, "height": 900})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(report_html.as_uri(), wait_until="load")
@@ -64,6 +65,15 @@ def test_report_renders_in_headless_chromium(report_html):
             assert coverage.first.locator("td").nth(0).inner_text() == "0.3.0"
             assert coverage.first.is_visible() and coverage.first.bounding_box()["height"] > 0
             assert "Regressions in 0.3.0" in page.locator("#headline").inner_text()
+            # no horizontal scrolling at a 1400 px window: configs are chips, long text wraps
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= WIDTH
+            config = first.nth(7)
+            assert config.locator(".chip").count() >= 1
+            json_text = config.locator("code.json")
+            assert not json_text.is_visible()  # the full JSON only on demand
+            config.locator("summary").click()
+            assert json_text.is_visible() and json_text.inner_text().startswith("{")
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= WIDTH
             assert not errors
         finally:
             browser.close()

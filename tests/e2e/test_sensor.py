@@ -109,3 +109,39 @@ def test_sensor_adds_a_staging_partition_per_new_input(instance, data_raw):
     shutil.copy(data_raw / "liger_csv" / SMALL, data_raw / "liger_csv" / "extra.csv")
     added = tick(instance, data_raw, first.cursor)
     assert [list(r.partition_keys) for r in added.dynamic_partitions_requests] == [["liger_csv/extra.csv"]]
+
+
+def test_first_tick_after_a_run_starts_nothing_and_the_run_filled_the_partitions(instance, data_raw):
+    """`make run`, then the first `make dev` tick: nothing new, so no run; and `source_content` shows
+    the partitions that run staged as materialized (not "never materialized / 0 % filled")."""
+    from pipeline.definitions import defs
+    from pipeline.defs.ingest import source_partitions
+
+    d = defs()
+    result = dg.materialize(
+        [*d.assets, *(d.asset_checks or [])],
+        resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(data_raw.parent / "wh"))},
+        instance=instance,
+        selection=dg.AssetSelection.assets("staged_sources").downstream(),
+    )
+    assert result.success
+    keys = sorted(p.relative_to(data_raw).as_posix() for p in data_raw.rglob("*.csv"))
+    assert sorted(instance.get_dynamic_partitions(source_partitions.name)) == keys
+    assert sorted(instance.get_materialized_partitions(dg.AssetKey("source_content"))) == keys
+
+    first = tick(instance, data_raw, None)
+    assert not first.run_requests and "already holds" in str(first.skip_reason)
+    assert Fingerprint.from_cursor(first.cursor).files  # seeded: the next tick compares with it
+    assert not tick(instance, data_raw, first.cursor).run_requests
+
+    shutil.copy(data_raw / "liger_csv" / SMALL, data_raw / "liger_csv" / "extra.csv")
+    assert len(tick(instance, data_raw, None).run_requests) == 1  # a first tick with something new runs
+    assert len(tick(instance, data_raw, first.cursor).run_requests) == 1
+
+
+def test_code_location_has_a_name():
+    from dagster_dg_core.context import DgContext
+
+    from tests.conftest import PROJECT
+
+    assert DgContext.for_project_environment(PROJECT, {}).code_location_name == "liger_warehouse"

@@ -11,16 +11,48 @@ from __future__ import annotations
 import html as _html
 from dataclasses import dataclass
 
-__all__ = ["Column", "install_macros", "render_table", "ratio_sql", "percent_sql", "number_sql"]
+__all__ = [
+    "Column",
+    "install_macros",
+    "render_table",
+    "ratio_sql",
+    "percent_sql",
+    "number_sql",
+    "config_html_sql",
+    "CHIP_CHARS",
+]
+
+# a config chip (`key=value`) shows at most this many characters; the full JSON is one click away
+CHIP_CHARS = 28
 
 _MACROS = (
     # HTML text and attribute escape: & first, then the characters that open markup or end a quote
     """create or replace temp macro html_text(s) as
         replace(replace(replace(replace(coalesce(cast(s as varchar), ''),
             '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;')""",
+    # cell text that may wrap after `_` and `,` (long kernel and provider names have no spaces)
+    """create or replace temp macro html_wrap(s) as
+        replace(replace(html_text(s), '_', '_<wbr>'), ',', ',<wbr>')""",
     # a markdown cell: a pipe would split the cell, a newline would end the row
     """create or replace temp macro md_text(s) as
         replace(replace(replace(coalesce(cast(s as varchar), ''), '|', '\\|'), chr(10), ' '), chr(13), ' ')""",
+    # `key=value` of one config key, cut to CHIP_CHARS characters (an ellipsis marks the cut)
+    """create or replace temp macro config_kv(j, k) as
+        k || '=' || coalesce(json_extract_string(j, '$."' || replace(k, '"', '\\"') || '"'), 'null')""",
+    f"""create or replace temp macro config_chip(t) as
+        '<span class="chip" title="' || html_text(t) || '">'
+        || html_text(case when length(t) > {CHIP_CHARS} then left(t, {CHIP_CHARS - 1}) || '…' else t end)
+        || '</span>'""",
+    # a JSON config as chips; the whole JSON in a <details> below them (not JSON objects: the text)
+    """create or replace temp macro config_html(j) as
+        case
+            when j is null or trim(j) in ('', '{}') then '<span class="none">{}</span>'
+            when not coalesce(json_valid(j) and json_type(j) = 'OBJECT', false)
+                then '<code class="json">' || html_text(j) || '</code>'
+            else '<details class="config"><summary>'
+                || array_to_string(list_transform(json_keys(j), lambda k: config_chip(config_kv(j, k))), ' ')
+                || '</summary><code class="json">' || html_text(j) || '</code></details>'
+        end""",
 )
 
 
@@ -35,6 +67,11 @@ def ratio_sql(expr: str) -> str:
 
 def percent_sql(expr: str, sign: str = "") -> str:
     return f"printf('{sign}%.1f %%', 100 * ({expr}))"
+
+
+def config_html_sql(expr: str) -> str:
+    """HTML for a config JSON column: `key=value` chips, the full JSON on demand (<details>)."""
+    return f"config_html({expr})"
 
 
 def number_sql(expr: str) -> str:
@@ -71,7 +108,7 @@ def render_table(
         "'<td"
         + (f" class=\"' || html_text({c.css}) || '\"" if c.css else "")
         + ">' || "
-        + (f"coalesce({c.html}, '')" if c.html else f"html_text({c.text})")
+        + (f"coalesce({c.html}, '')" if c.html else f"html_wrap({c.text})")
         + " || '</td>'"
         for c in columns
     )

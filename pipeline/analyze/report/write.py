@@ -29,9 +29,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.analyze.report.launch import install_launch_macro, launch_hints_sql
 from pipeline.analyze.report.plot import plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
-from pipeline.analyze.report.tables import Column, install_macros, number_sql, percent_sql, ratio_sql, render_table
+from pipeline.analyze.report.tables import (
+    Column,
+    config_html_sql,
+    install_macros,
+    number_sql,
+    percent_sql,
+    ratio_sql,
+    render_table,
+)
 from pipeline.common import duck
 from pipeline.common.files import write_atomic
 
@@ -41,11 +50,6 @@ DEFAULT_MAX_PLOTS = 30
 POINT_ROWS_SHOWN = 50
 CHANGE_POINTS_SHOWN = 50
 NOISE_GROUPS_SHOWN = 30
-# launch-bound hint: the liger sweep moves less than this across x ...
-LAUNCH_FLAT_SPREAD = 1.5
-# ... while a reference provider grows at least this much over the same x points
-LAUNCH_REFERENCE_SPREAD = 3.0
-
 _SWEEP_KEYS = (
     "kernel_name",
     "kernel_provider",
@@ -73,39 +77,10 @@ from sweep_regressions
 where verdict in {FLAGGED_VERDICTS!r}
 """
 
-# speed sweeps whose liger times barely move across x while a reference provider scales:
-# the kernel is dominated by launch overhead, so version-to-version changes are mostly noise
-_LAUNCH_HINT_VIEW = f"""
-create or replace temp view report_launch_hints as
-with f as (
-    select * from report_flagged where metric_name = 'speed'
-),
-own as (
-    select f.plot_rank, count(*) as points, max(sv.p50) / min(sv.p50) as spread
-    from f join series_versions as sv
-        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
-        and sv.version_rank = f.to_version_rank
-    where sv.p50 > 0
-    group by f.plot_rank
-),
-reference as (
-    select f.plot_rank, sv.kernel_provider, count(*) as points, max(sv.p50) / min(sv.p50) as spread
-    from f join series_versions as sv
-        on {_SAME_SWEEP} and not sv.is_liger and sv.version_rank = f.to_version_rank
-    where sv.p50 > 0
-    group by f.plot_rank, sv.kernel_provider
-),
-widest as (
-    select plot_rank, arg_max(kernel_provider, spread) as provider, max(spread) as spread
-    from reference where points >= 3 group by plot_rank
+# the launch-bound hint: one rule, in pipeline/analyze/report/launch.py
+_LAUNCH_HINT_VIEW = "create or replace temp view report_launch_hints as " + launch_hints_sql(
+    "report_flagged", _SAME_SWEEP
 )
-select
-    own.plot_rank,
-    printf('launch-bound? flat across x (×%.2f over %d points) while %s scales ×%.1f',
-           own.spread, own.points, widest.provider, widest.spread) as hint
-from own join widest using (plot_rank)
-where own.points >= 3 and own.spread <= {LAUNCH_FLAT_SPREAD} and widest.spread >= {LAUNCH_REFERENCE_SPREAD}
-"""
 
 _PLOT_POINTS_SQL = f"""
 with top as (
@@ -146,7 +121,7 @@ def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
         Column("mode", "kernel_operation_mode"),
         Column("metric", "metric_name"),
         Column("GPU", "gpu_name"),
-        Column("config", "extra_config"),
+        Column("config", "extra_config", html=config_html_sql("extra_config"), css="'config'"),
         Column("points", number_sql("shared_points")),
         Column("runs (from / to)", "cast(from_runs as varchar) || ' / ' || cast(to_runs as varchar)"),
         Column("ratio", ratio_sql("geomean_ratio")),
@@ -154,8 +129,8 @@ def _flagged_columns(max_plots: int) -> tuple[Column, ...]:
         Column("normalized", ratio_sql("geomean_normalized_ratio")),
         Column("threshold", percent_sql("threshold", "±")),
         Column("verdict", "verdict", css="verdict"),
-        Column("reason", "reason"),
-        Column("hint", "hint"),
+        Column("reason", "reason", css="'reason'"),
+        Column("hint", "hint", css="'hint'"),
     )
 
 
@@ -268,15 +243,25 @@ def _capped(shown: int, total: int, view: str) -> str:
 
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1500px;color:#1a1a1a;background:#fff}
-table{border-collapse:collapse;font-size:12px;margin:1em 0}
-td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#eee}
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 1.5em;max-width:1500px;color:#1a1a1a;background:#fff}
+table{border-collapse:collapse;font-size:12px;margin:1em 0;width:100%}
+td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#eee;font-weight:600}
 td.regression{background:#f7c6c6;font-weight:bold}td.improvement{background:#cdebd3}
 td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}
+table#flagged{font-size:11px}
+td.reason{min-width:15em}td.hint{min-width:7em}td.config{width:13em;max-width:13em}
+details.config summary{cursor:pointer}
+.chip{display:inline-block;max-width:100%;margin:0 2px 2px 0;padding:0 4px;border-radius:3px;
+  background:#eef2f7;border:1px solid #d3dae3;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
+  vertical-align:top;font-family:ui-monospace,monospace;font-size:11px}
+code.json{display:block;white-space:pre-wrap;overflow-wrap:anywhere;font-size:11px}
+.none{color:#888}
 .headline{font-size:1.1em;padding:.6em 1em;border-left:4px solid #D55E00;background:#fafafa}
 figure{margin:1.5em 0}img{max-width:100%;border:1px solid #ddd}
-code{background:#f3f3f3;padding:1px 3px}
+code{background:#f3f3f3;padding:1px 3px;overflow-wrap:anywhere}
+p,h3{overflow-wrap:anywhere}
 """
 
 
@@ -304,6 +289,7 @@ class _Contents:
 
 def _read_contents(con, max_plots: int) -> _Contents:
     install_macros(con)
+    install_launch_macro(con)
     con.execute(_FLAGGED_VIEW)
     con.execute(_LAUNCH_HINT_VIEW)
     newest = newest_overview(con)

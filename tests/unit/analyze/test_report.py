@@ -82,7 +82,7 @@ def test_thresholds_are_percentages_and_launch_bound_sweeps_get_a_hint(flaky_rep
     assert "±3.0 %" in md and "min_noise_floor = 3 %" in md
     assert not re.search(r"\| 0\.030 \|", md)
     launchy = next(r for r in _flagged_rows(html) if "<td>launchy</td>" in r)
-    assert "launch-bound?" in launchy and "torch scales" in launchy
+    assert "launch-bound?" in launchy and "flat across x" in launchy
     assert not any("launch-bound?" in r for r in _flagged_rows(html) if "<td>launchy</td>" not in r)
 
 

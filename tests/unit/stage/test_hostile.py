@@ -104,22 +104,34 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/analyze/report/write.py": {
         "', '.join(_SWEEP_KEYS)",
         "FLAGGED_VERDICTS",
-        "LAUNCH_FLAT_SPREAD",
-        "LAUNCH_REFERENCE_SPREAD",
         "SEVERITY_SQL",
         "_SAME_SWEEP",
+        "launch_hints_sql('report_flagged', _SAME_SWEEP)",
     },
-    "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
-    # The dashboard's queries are assembled from its own constants; no data value reaches the text.
+    # The dashboard's SQL: module constants; `ranked` is a relation built from the version order
+    # with its labels quoted as literals (quotes doubled).
     "pipeline/analyze/site/payload.py": {
         "_AXIS_KEY_SQL",
         "release",
+        "_SWEEP_COLS",
         "ranked",
         "SEVERITY_SQL",
-        "_SWEEP_COLS",
         "MAX_SUSPECT_ROWS",
     },
-    "pipeline/analyze/report/tables.py": {"cells_html", "cells_md", "limit_sql", "order_by", "source_sql", "sql"},
+    "pipeline/analyze/report/launch.py": {
+        "LAUNCH_MIN_POINTS",
+        "LAUNCH_MAX_MEDIAN_MS",
+        "LAUNCH_MAX_SPREAD",
+    },
+    "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
+    "pipeline/analyze/report/tables.py": {
+        "cells_html",
+        "cells_md",
+        "limit_sql",
+        "order_by",
+        "source_sql",
+        "sql",
+    },
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
     "pipeline/cli/sql_shell.py": {"sql"},
     "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
