@@ -18,12 +18,13 @@ import dagster as dg
 
 from pipeline.common import duck
 from pipeline.config import GIT_REPO_ENV
+from pipeline.contracts.sources import GIT_PREFIX
 from pipeline.defs.ingest import source_partitions
 from pipeline.defs.resources import WarehouseResource
 from pipeline.defs.schedules import warehouse_job
 from pipeline.ingest import git_history
 from pipeline.ingest.fingerprint import Fingerprint, describe_change, run_key, scan_data_raw
-from pipeline.ingest.partitions import GIT_PREFIX, current_keys
+from pipeline.ingest.partitions import current_keys
 
 
 def published_holds_inputs(warehouse: WarehouseResource, fingerprint: Fingerprint) -> bool:
