@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
@@ -125,7 +126,14 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
 
 
 def plot_sweep(points: list[dict], sweep: dict) -> bytes:
-    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references)."""
+    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references).
+    Every text comes from the data (a kernel named `a$b$`), so matplotlib takes it as plain text: no
+    mathtext, no TeX."""
+    with rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _plot_sweep(points, sweep)
+
+
+def _plot_sweep(points: list[dict], sweep: dict) -> bytes:
     xpos, ticks, numeric_values = _x_axis(points)
     liger = [p for p in points if p["is_liger"]]
     refs = [p for p in points if not p["is_liger"]]
