@@ -1,4 +1,5 @@
-"""Asset checks: digest integrity, fact-key uniqueness, quantile order, dangling digests, quarantine counts."""
+"""Asset checks: digest integrity, fact-key uniqueness, quantile order, dangling digests, fact-less sightings,
+quarantine counts."""
 
 import dagster as dg
 
@@ -44,6 +45,12 @@ def quantile_order(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 def dimensions_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with _connect(warehouse) as con:
         return _result(checks.sql_check(con, "dangling_dimension"), "dangling dimension digests")
+
+
+@dg.asset_check(asset="fact_sighting", description="Every sighting names a measurement that is a fact.")
+def sighting_has_fact(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with _connect(warehouse) as con:
+        return _result(checks.sql_check(con, "sighting_without_fact"), "sightings without a fact")
 
 
 @dg.asset_check(asset="quarantine", description="Quarantined rows by reason; WARN when any input was rejected.")
