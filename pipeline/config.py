@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     reader_memory: str = Field("1500MB", description="DuckDB memory per staging connection")
     build_memory: str = Field("3GB", description="DuckDB memory of the merge and the liger.duckdb build")
     lock_timeout_s: float = Field(600.0, gt=0, description="how long a run waits for the warehouse lock")
+    lease_ttl_s: float = Field(
+        900.0, gt=0, description="object storage: a run's lease lasts this long unless renewed (tests shorten it)"
+    )
     compact_min_files: int = Field(32, ge=2, description="compact a table once it holds this many files")
     retention_hours: float = Field(7 * 24, ge=0, description="old table versions stay readable this long")
     failpoint: str | None = Field(None, description="tests only: <name>:<seconds>")
@@ -185,3 +188,7 @@ def build_memory() -> str:
 
 def lock_timeout_s() -> float:
     return load().lock_timeout_s
+
+
+def lease_ttl_s() -> float:
+    return load().lease_ttl_s

@@ -16,6 +16,32 @@ SAMPLE_RECORD = DATA_RAW / "kernelindex" / "a8e1599773300c7d.json"
 os.environ.setdefault("DAGSTER_HOME", str(PROJECT / ".dagster_home"))
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
+from tests.fixtures import procs  # noqa: E402
+
+SESSION_TOKEN = procs.install_token()  # each test process (xdist worker) its own
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_outlives_the_tests():
+    """At the end of the session no process a test started (or one of theirs) is still alive: each
+    survivor is named, killed by its PID, and the session fails."""
+    yield
+    left = procs.survivors(SESSION_TOKEN)
+    if left:
+        import psutil
+
+        _, left = psutil.wait_procs(left, timeout=30)  # a shutdown under way may finish
+    if left:
+        names = []
+        for p in left:
+            try:
+                names.append(f"{p.pid}: {' '.join(p.cmdline())[:200]}")
+            except psutil.Error:
+                names.append(str(p.pid))
+        for p in left:
+            procs.kill_tree(p.pid, grace=5)
+        pytest.fail(f"processes started by the tests outlived them: {names}")
+
 
 def all_assets_and_checks() -> list:
     from pipeline.definitions import defs

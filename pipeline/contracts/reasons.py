@@ -9,6 +9,8 @@ class Reason(StrEnum):
     MISSING_REQUIRED_COLUMN = "missing_required_column"
     HEADER_TOO_WIDE = "header_too_wide"
     FILE_TOO_LARGE = "file_too_large"
+    DUPLICATE_COLUMN = "duplicate_column"  # a column the reader reads is named twice in the header
+    CR_LINE_ENDINGS = "cr_line_endings"  # lines end in a bare CR (classic Mac): not read, never half-read
     # CSV structure (per line)
     UNREADABLE_BYTES = "unreadable_bytes"  # not UTF-8
     SHORT_ROW = "short_row"
@@ -22,6 +24,8 @@ class Reason(StrEnum):
     QUANTILE_ORDER = "quantile_order"  # p20 <= p50 <= p80 broken
     BAD_CONFIG_JSON = "bad_config_json"
     BAD_TIMESTAMP = "bad_timestamp"
+    FUTURE_TIMESTAMP = "future_timestamp"  # more than a day after the wall clock when staged
+    UNKNOWN_UNIT = "unknown_unit"  # metric_unit outside contracts/rules.py UNITS
     # kernelindex bundles (per record)
     TRUNCATED_JSON = "truncated_json"
     NOT_AN_OBJECT = "not_an_object"
@@ -29,6 +33,7 @@ class Reason(StrEnum):
     UNKNOWN_API_VERSION = "unknown_api_version"
     INVALID_RECORD = "invalid_record"  # schema violation
     DIGEST_MISMATCH = "digest_mismatch"
+    DUPLICATE_KEY = "duplicate_key"  # an object names a key twice (parsers disagree on which wins)
 
 
 # DuckDB reject-store error types that mean the same for every line-based input (CSV, NDJSON).

@@ -29,6 +29,44 @@ QUANTILE_REASON_MACRO = (
     f"case {quantile_reason_clauses('p20', 'p50', 'p80')} end"
 )
 
+# -- units ---------------------------------------------------------------------------------------------
+# Every metric_unit a CSV may carry -> (the unit it is stored in, the factor to it). Only exact
+# conversions: time to ms (decimal), memory to MB (Liger's MB is 2^20 bytes, so KB/GB are binary
+# too). Anything else is quarantined as unknown_unit, so a unit switch never reads as a x1000 change.
+UNITS: dict[str, tuple[str, int, int]] = {  # unit -> (stored unit, multiply by, divide by)
+    "ms": ("ms", 1, 1),
+    "ns": ("ms", 1, 1_000_000),
+    "us": ("ms", 1, 1000),
+    "µs": ("ms", 1, 1000),  # MICRO SIGN
+    "μs": ("ms", 1, 1000),  # GREEK SMALL LETTER MU
+    "s": ("ms", 1000, 1),
+    "MB": ("MB", 1, 1),
+    "KB": ("MB", 1, 1024),
+    "GB": ("MB", 1024, 1),
+}
+
+
+def unit_sql(column: str) -> str:
+    """The stored unit of ``column``'s unit as a SQL CASE; NULL for a unit outside UNITS."""
+    return "case " + column + " " + " ".join(f"when '{u}' then '{to}'" for u, (to, _, _) in UNITS.items()) + " end"
+
+
+def convert_sql(value: str, unit_column: str) -> str:
+    """``value`` in its stored unit: multiplied, then divided, by integers (one rounding each)."""
+    mul = " ".join(f"when '{u}' then {m}" for u, (_, m, _) in UNITS.items())
+    div = " ".join(f"when '{u}' then {d}" for u, (_, _, d) in UNITS.items())
+    return f"({value} * (case {unit_column} {mul} end)::double / (case {unit_column} {div} end)::double)"
+
+
+# -- timestamps: not in the future -------------------------------------------------------------------------
+FUTURE_SLACK = "interval 1 day"
+
+
+def future_timestamp_clause(column: str) -> str:
+    """`when ... then 'future_timestamp'`: a (UTC, naive) timestamp more than a day after the wall clock."""
+    return f"when {column} > timezone('UTC', get_current_timestamp()) + {FUTURE_SLACK} then '{Reason.FUTURE_TIMESTAMP}'"
+
+
 # -- GPU slug: a record's externalId names its GPU by the slug of a CSV gpu_name -----------------------
 SLUG_PATTERN = "[^a-z0-9]+"
 _SLUG_RE = re.compile(SLUG_PATTERN)

@@ -1,4 +1,5 @@
-"""Asset checks: digest integrity, fact-key uniqueness, quantile order, dangling digests, quarantine counts.
+"""Asset checks: digest integrity, fact-key uniqueness, quantile order, dangling digests, fact-less sightings,
+quarantine counts.
 
 Each run's checks read the facts that run committed (`run_seq`); a full warehouse run and every
 `LIGER_FULL_CHECK_EVERY`-th run check every fact (pipeline/serve/checks.check_scope)."""
@@ -56,6 +57,12 @@ def quantile_order(context: dg.AssetCheckExecutionContext, warehouse: WarehouseR
 def dimensions_resolve(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with _connect(context, warehouse) as con:
         return _result(context, checks.sql_check(con, "dangling_dimension"), "dangling dimension digests")
+
+
+@dg.asset_check(asset="fact_sighting", description="Every sighting names a measurement that is a fact.")
+def sighting_has_fact(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with _connect(context, warehouse) as con:
+        return _result(context, checks.sql_check(con, "sighting_without_fact"), "sightings without a fact")
 
 
 @dg.asset_check(asset="quarantine", description="Quarantined rows by reason; WARN when any input was rejected.")

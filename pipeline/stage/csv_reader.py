@@ -18,7 +18,13 @@ import pyarrow as pa
 from pipeline.config import MAX_COLUMNS, MAX_LINE_BYTES
 from pipeline.contracts.digests import canonical_json, measurement_digest_sql
 from pipeline.contracts.reasons import DUCKDB_REJECT_REASON, Reason
-from pipeline.contracts.rules import observed_at_text_sql, quantile_reason_clauses
+from pipeline.contracts.rules import (
+    convert_sql,
+    future_timestamp_clause,
+    observed_at_text_sql,
+    quantile_reason_clauses,
+    unit_sql,
+)
 from pipeline.stage import driver
 from pipeline.stage.distinct import map_distinct
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
@@ -82,9 +88,19 @@ def _guard(path: Path) -> driver.Guard:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
         return driver.Guard(refused=(Reason.UNREADABLE_BYTES, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
+    if "\r" in text.rstrip("\r\n"):  # bare CR line endings: the whole file reads as one line
+        return driver.Guard(refused=(Reason.CR_LINE_ENDINGS, text[:RAW_PREVIEW_CHARS]))
     if text.count(",") + 1 > MAX_COLUMNS:
         return driver.Guard(refused=(Reason.HEADER_TOO_WIDE, text[:RAW_PREVIEW_CHARS]))
-    header = [h.strip() for h in next(csv.reader(io.StringIO(text)))]
+    try:
+        header = [h.strip() for h in next(csv.reader(io.StringIO(text)))]
+    except csv.Error as exc:
+        return driver.Guard(refused=(Reason.MALFORMED_CSV, f"{exc}: {text[:RAW_PREVIEW_CHARS]}"))
+    repeated = sorted({h for h in header if header.count(h) > 1 and h in REQUIRED_COLUMNS + OPTIONAL_COLUMNS})
+    if repeated:  # which of the two would be read is a guess: refuse the file
+        return driver.Guard(
+            refused=(Reason.DUPLICATE_COLUMN, f"{','.join(repeated)} named twice in header: {text.strip()}")
+        )
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         return driver.Guard(
@@ -150,18 +166,23 @@ _PARSED_SQL = """
             trim(kernel_operation_mode) as kernel_operation_mode__trimmed,
             trim(metric_name) as metric_name__trimmed,
             trim(metric_unit) as metric_unit__trimmed,
+            {UNIT_SQL} as metric_unit__stored,
             trim(x_name) as x_name__trimmed,
             trim(x_value) as x_value__trimmed,
             trim(gpu_name) as gpu_name__trimmed,
             trim(liger_version) as liger_version__trimmed,
-            try_cast(y_value_20 as double) as v20,
-            try_cast(y_value_50 as double) as v50,
-            try_cast(y_value_80 as double) as v80,
+            {V20} as v20,
+            {V50} as v50,
+            {V80} as v80,
             -- upstream's own format first (fast path); anything else ISO-8601 with a zone goes through ICU
             coalesce(try_strptime("timestamp", '%Y-%m-%d %H:%M:%S'),
                      try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
         from parsed
     )"""
+# metric_unit: stored in its canonical unit (contracts/rules.py UNITS), values converted exactly.
+_PARSED_SQL = _PARSED_SQL.replace("{UNIT_SQL}", unit_sql("trim(metric_unit)"))
+for _v, _col in (("{V20}", "y_value_20"), ("{V50}", "y_value_50"), ("{V80}", "y_value_80")):
+    _PARSED_SQL = _PARSED_SQL.replace(_v, convert_sql(f"try_cast({_col} as double)", "trim(metric_unit)"))
 
 
 def _parse(job: driver.Job) -> None:
@@ -175,6 +196,7 @@ def _parse(job: driver.Job) -> None:
     )
     quantiles = quantile_reason_clauses("v20", "v50", "v80")
     observed_at_text = observed_at_text_sql("ts")
+    future = future_timestamp_clause("ts")
     digest = measurement_digest_sql()
     # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
     # (DuckDB streams that window in order), so record_no is the record's ordinal in the file.
@@ -186,8 +208,10 @@ def _parse(job: driver.Job) -> None:
             select *,
                 case
                     when {empty} then '{Reason.EMPTY_FIELD}'
+                    when metric_unit__stored is null then '{Reason.UNKNOWN_UNIT}'
                     {quantiles}
                     when ts is null then '{Reason.BAD_TIMESTAMP}'
+                    {future}
                     when config_canonical is null then '{Reason.BAD_CONFIG_JSON}'
                 end as reason
             from casted
@@ -202,7 +226,7 @@ def _parse(job: driver.Job) -> None:
                 kernel_provider__trimmed as kernel_provider,
                 kernel_operation_mode__trimmed as kernel_operation_mode,
                 metric_name__trimmed as metric_name,
-                metric_unit__trimmed as metric_unit,
+                coalesce(metric_unit__stored, metric_unit__trimmed) as metric_unit,
                 x_name__trimmed as x_name,
                 {x_label} as x_label,
                 x_value__trimmed as x_value,

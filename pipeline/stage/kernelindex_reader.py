@@ -20,7 +20,7 @@ from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MA
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
-from pipeline.contracts.rules import observed_at_text_sql, quantile_reason_clauses
+from pipeline.contracts.rules import future_timestamp_clause, observed_at_text_sql, quantile_reason_clauses
 from pipeline.stage import driver
 from pipeline.stage.distinct import map_distinct
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
@@ -53,6 +53,16 @@ _FIELDS_SQL = ", ".join(f"s[{i}] as {col}" for i, col in enumerate(EXTRACTED, 1)
 # What Python says about one distinct protocol / environment object.
 CHECKED = pa.struct([("digest", pa.string()), ("canonical", pa.string()), ("error", pa.string())])
 CHECKED_SQL = "STRUCT(digest VARCHAR, canonical VARCHAR, error VARCHAR)"
+# Duplicate keys: DuckDB's parser keeps the first, Python's the last, so neither is trusted. The run's
+# objects are checked here (json_keys lists a repeated key twice); protocol and environment in Python
+# (`_check_object`); a .json file's bundles carry DUPLICATE_MARKER where Python saw one.
+DUPLICATE_MARKER = "\u001fliger:duplicate_key"
+_RUN_OBJECTS = ["$", "$.run", "$.run.metadata", "$.run.metadata.labels", "$.run.spec", "$.run.spec.sourceNative"]
+_RUN_OBJECTS.append("$.run.spec.sourceNative.metrics")
+_DUPLICATE_KEYS_SQL = (
+    "(coalesce(list_bool_or(list_transform(json_keys(line, $object_paths), lambda k: len(k) <> len(list_distinct(k)))),"
+    " false) or contains(line, $duplicate_marker))"
+)
 _PATTERNS_BROKEN_SQL = " or ".join(f"not regexp_full_match(coalesce({col}, ''), ${col}_re)" for col in RUN_PATTERNS)
 
 
@@ -64,7 +74,7 @@ def _lines_from_json_file(path: Path) -> tuple[list[str], tuple[Reason, str] | N
     if not data.strip(b" \t\r\n\xef\xbb\xbf"):
         return [], None  # an empty file is not an error
     try:
-        value = json.loads(data.decode("utf-8-sig"))
+        value = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_mark_duplicates)
     except UnicodeDecodeError:
         return [], (Reason.UNREADABLE_BYTES, data[:RAW_PREVIEW_CHARS].decode("utf-8", "replace"))
     except RecursionError:
@@ -76,6 +86,25 @@ def _lines_from_json_file(path: Path) -> tuple[list[str], tuple[Reason, str] | N
         return [json.dumps(v, ensure_ascii=False, allow_nan=True) for v in items], None
     except RecursionError:
         return _split_deep_json(path, data)
+
+
+def _mark_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object; one that names a key twice keeps a marker key, so its bundle is quarantined."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        obj[DUPLICATE_MARKER] = True
+    return obj
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKeyError
+    return obj
+
+
+class _DuplicateKeyError(ValueError):
+    pass
 
 
 def _split_deep_json(path: Path, data: bytes) -> tuple[list[str], tuple[Reason, str] | None]:
@@ -123,9 +152,11 @@ def _check_object(text: str | None, model: type) -> tuple[str | None, str | None
     if text is None:
         return None, None, str(Reason.INVALID_RECORD)
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_no_duplicates)
     except RecursionError:
         return None, None, str(Reason.JSON_TOO_DEEP)
+    except _DuplicateKeyError:
+        return None, None, str(Reason.DUPLICATE_KEY)
     except ValueError:
         return None, None, str(Reason.INVALID_RECORD)
     if not isinstance(obj, dict):
@@ -234,6 +265,7 @@ def _parse(job: driver.Job) -> None:
     loc_prefix = "line " if line_format else "record "
     quantiles = quantile_reason_clauses("p20", "p50", "p80")
     observed_at_text = observed_at_text_sql("observed_at")
+    future = future_timestamp_clause("observed_at")
     # The relation API takes the output path as an argument: no path is ever pasted into SQL.
     job.con.sql(
         f"""
@@ -244,6 +276,7 @@ def _parse(job: driver.Job) -> None:
                     when deep then '{Reason.JSON_TOO_DEEP}'
                     when not ok then '{Reason.TRUNCATED_JSON}'
                     when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
+                    when {_DUPLICATE_KEYS_SQL} then '{Reason.DUPLICATE_KEY}'
                     when run_api is distinct from $api or protocol_api is distinct from $api
                          or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
                     when protocol_error is not null then protocol_error
@@ -251,6 +284,7 @@ def _parse(job: driver.Job) -> None:
                     when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL}
                         then '{Reason.INVALID_RECORD}'
                     when observed_at is null then '{Reason.BAD_TIMESTAMP}'
+                    {future}
                     {quantiles}
                     when protocol_actual <> protocol_digest or environment_actual <> environment_digest
                          then '{Reason.DIGEST_MISMATCH}'
@@ -282,6 +316,8 @@ def _parse(job: driver.Job) -> None:
             "limit": MAX_JSON_DEPTH,
             "api": API_VERSION,
             "run_kind": RUN_KIND,
+            "object_paths": _RUN_OBJECTS,
+            "duplicate_marker": json.dumps(DUPLICATE_MARKER)[1:-1],
             **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
         },
     ).write_parquet(str(job.tmp), compression="zstd")

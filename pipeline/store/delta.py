@@ -103,6 +103,27 @@ class DeltaStore:
         )
         return self.version(table)
 
+    def insert_new(self, table: str, row: pa.Table, *, key: str, run_id: str) -> bool:
+        """Insert ``row`` unless a row with its ``key`` exists, in one commit (a MERGE, which conflicts
+        with a racing writer's commit); False when the key was taken."""
+        dt = self.open(table)
+        if dt is None:
+            self.write(table, row, mode="append", run_id=run_id)
+            return True
+        metrics = (
+            dt.merge(
+                row,
+                predicate=f"t.{key} = s.{key}",
+                source_alias="s",
+                target_alias="t",
+                commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id}),
+                post_commithook_properties=PostCommitHookProperties(create_checkpoint=True),
+            )
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        return metrics.get("num_target_rows_inserted", 0) == 1
+
     def history(self, table: str) -> list[dict]:
         dt = self.open(table)
         return [] if dt is None else dt.history()

@@ -254,7 +254,7 @@ class Merger:
         stats |= self._batch_stats(con)
         stats["facts_inserted"] = stats["batch_facts"]
         failpoints.pause("tables_committed")
-        published = self.wh.append_run(run_id, "full", reason, versions, stats)
+        published = self.wh.append_run(run_id, "full", reason, versions, stats, seq=seq)
         return RunResult("full", reason, published, stats)
 
     def _batch_stats(self, con) -> dict:
@@ -341,7 +341,9 @@ class Merger:
                 versions[table] = self.wh.store.version(table)
                 stats.setdefault("compacted", []).append(table)
         failpoints.pause("tables_committed")
-        published = self.wh.append_run(run_id, "incremental", f"{len(batch)} new source content(s)", versions, stats)
+        published = self.wh.append_run(
+            run_id, "incremental", f"{len(batch)} new source content(s)", versions, stats, seq=seq
+        )
         if stats.get("compacted"):
             stats["vacuumed_files"] = self.wh.vacuum(timedelta(hours=self.settings.retention_hours))
         return RunResult("incremental", f"{len(batch)} new source content(s)", published, stats)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ STAGING_VERSION = "v1"
 RUN_LOG_SCHEMA = RUN_LOG_TABLE.schema
 
 
-LEASE_TTL_S = 900.0  # a crashed holder's lease runs out after this
+LEASE_TTL_S = 900.0  # default of LIGER_LEASE_TTL_S: a crashed holder's lease runs out after this
 
 
 class WarehouseBusy(Timeout):
@@ -56,6 +57,11 @@ class WarehouseBusy(Timeout):
         )
 
 
+class LeaseLost(RuntimeError):
+    """A run's lease ran out (or another run took the warehouse) before it published: its commits stay
+    unpublished, and the next run restores them away."""
+
+
 class WarehouseLock(FileLock):
     def acquire(self, timeout=None, *args, **kwargs):  # type: ignore[override]
         try:
@@ -64,18 +70,48 @@ class WarehouseLock(FileLock):
             raise WarehouseBusy(self.lock_file, self.timeout if timeout is None else timeout) from exc
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def describe_holder(holder: str, expires: float | None = None) -> str:
+    """Who holds the lease, for a person deciding whether to wait: host, pid, alive or gone."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    until = f", lease until {datetime.fromtimestamp(expires, UTC):%Y-%m-%d %H:%M:%S} UTC" if expires else ""
+    if host == socket.gethostname() and pid_text.isdigit():
+        state = "alive" if _pid_alive(int(pid_text)) else "dead: its lease is taken over"
+        return f"{holder}: pid {pid_text} on this host, {state}{until}"
+    return f"{holder}: on host {host}, not checkable from here{until}"
+
+
 class DeltaLease:
     """The run lock of a warehouse on object storage, where no file lock reaches other hosts.
 
-    A one-row Delta table names the holder and a lease expiry. Taking it is a MERGE, and two
-    MERGEs on one table conflict, so of two runs racing for it exactly one commits (delta-rs
-    commits with conditional put). A crashed holder's lease runs out after ``ttl``."""
+    A one-row Delta table names the holder (``host:pid:nonce``) and a lease expiry. Taking it is a
+    MERGE, and two MERGEs on one table conflict, so of two runs racing for it exactly one commits
+    (delta-rs commits with conditional put). While held, a daemon thread renews it every ``ttl``/3;
+    a crashed holder's lease runs out after ``ttl`` (``LIGER_LEASE_TTL_S``), and a holder on this
+    host whose process is gone is taken over at once. A run whose renewal finds the lease taken knows
+    it lost it (``lost``); its publish is refused (:meth:`Warehouse.append_run`)."""
 
     TABLE = "warehouse_lock"
 
-    def __init__(self, store: DeltaStore, timeout: float):
-        self.store, self.timeout, self.ttl = store, timeout, LEASE_TTL_S
+    def __init__(self, store: DeltaStore, timeout: float, ttl: float | None = None):
+        from pipeline.config import lease_ttl_s
+
+        self.store, self.timeout = store, timeout
+        self.ttl = ttl if ttl is not None else lease_ttl_s()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lost = False
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
 
     def _holder(self) -> tuple[str, float] | None:
         files = self.store.files(self.TABLE)
@@ -88,7 +124,17 @@ class DeltaLease:
         row = rows[0] if rows else None
         return None if row is None else (row[0], row[1])
 
-    def _claim(self, expires: float) -> None:
+    def _dead_local_holder(self, holder: tuple[str, float] | None) -> str:
+        """The holder's name when it is a process on this host that no longer exists, else ''."""
+        if holder is None:
+            return ""
+        host, _, rest = holder[0].partition(":")
+        pid_text = rest.partition(":")[0]
+        if host == socket.gethostname() and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            return holder[0]
+        return ""
+
+    def _claim(self, expires: float, replaces: str = "") -> None:
         from deltalake import write_deltalake
 
         row = pa.table({"slot": [0], "holder": [self.owner], "expires": [expires]})
@@ -96,30 +142,79 @@ class DeltaLease:
         if dt is None:
             write_deltalake(self.store.uri(self.TABLE), row, mode="append", storage_options=self.store.options)
             return
-        now = time.time()
+        source = row.append_column("now", pa.array([time.time()])).append_column("replaces", pa.array([replaces]))
         (
-            dt.merge(row, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
-            .when_matched_update_all(predicate=f"t.expires < {now} or t.holder = s.holder")
-            .when_not_matched_insert_all()
+            dt.merge(source, predicate="t.slot = s.slot", source_alias="s", target_alias="t")
+            .when_matched_update(
+                {"holder": "s.holder", "expires": "s.expires"},
+                predicate="t.expires < s.now or t.holder = s.holder or t.holder = s.replaces",
+            )
+            .when_not_matched_insert({"slot": "s.slot", "holder": "s.holder", "expires": "s.expires"})
             .execute()
         )
+
+    def renew(self) -> bool:
+        """Push the expiry out by ``ttl`` if this run still holds the lease; False (and ``lost``) if not."""
+        dt = self.store.open(self.TABLE)
+        source = pa.table({"slot": [0], "holder": [self.owner], "expires": [time.time() + self.ttl]})
+        if dt is not None:
+            metrics = (
+                dt.merge(
+                    source, predicate="t.slot = s.slot and t.holder = s.holder", source_alias="s", target_alias="t"
+                )
+                .when_matched_update({"expires": "s.expires"})
+                .execute()
+            )
+            if metrics.get("num_target_rows_updated", 0) == 1:
+                return True
+        self.lost = True
+        return False
+
+    def check(self) -> None:
+        """Raise `LeaseLost` unless this run still holds the lease (read from the table now)."""
+        holder = self._holder()
+        if self.lost or holder is None or holder[0] != self.owner:
+            self.lost = True
+            who = describe_holder(*holder) if holder else "nobody"
+            raise LeaseLost(
+                f"this run's warehouse lease ran out before it published (now held by {who}); "
+                "its commits stay unpublished and the next run restores them"
+            )
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                if not self.renew():
+                    return
+            except Exception:  # noqa: BLE001 - a failed renewal (an outage) is retried; the publish re-checks
+                continue
 
     def acquire(self) -> DeltaLease:
         deadline = time.monotonic() + self.timeout
         while True:
+            holder = self._holder()
             try:
-                self._claim(time.time() + self.ttl)
+                self._claim(time.time() + self.ttl, self._dead_local_holder(holder))
             except (CommitFailedError, OSError) as exc:  # another run's claim won the race: look again
                 if "conflict" not in str(exc).lower() and not isinstance(exc, CommitFailedError):
                     raise
             holder = self._holder()
             if holder and holder[0] == self.owner:
+                self._stop.clear()
+                self._renewer = threading.Thread(target=self._renew_loop, name="liger-lease-renewal", daemon=True)
+                self._renewer.start()
                 return self
             if time.monotonic() > deadline:
-                raise WarehouseBusy(self.store.uri(self.TABLE), self.timeout, holder[0] if holder else "")
+                raise WarehouseBusy(
+                    self.store.uri(self.TABLE), self.timeout, describe_holder(*holder) if holder else ""
+                )
             time.sleep(0.5)
 
     def release(self) -> None:
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join()
+            self._renewer = None
         dt = self.store.open(self.TABLE)
         if dt is not None:
             dt.delete(f"holder = '{self.owner}'")  # owner is hostname:pid:hex, generated here
@@ -127,8 +222,14 @@ class DeltaLease:
     def __enter__(self) -> DeltaLease:
         return self.acquire()
 
-    def __exit__(self, *exc) -> None:
-        self.release()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.release()
+        except Exception:
+            if exc_type is None:
+                raise
+            # The run failed already (an outage, say) and cannot release: its error is the one to see.
+            # The lease is left; on this host it is taken over once this process is gone.
 
 
 @dataclass
@@ -153,6 +254,7 @@ class Warehouse:
             raise ValueError("a warehouse on object storage needs a local folder for staging and liger.duckdb")
         self.store = DeltaStore(self.root_uri)
         self.lock_timeout = lock_timeout
+        self.lease: DeltaLease | None = None  # the lease of the run under way (object storage)
 
     # -- local paths -------------------------------------------------------------------------
     @property
@@ -172,7 +274,8 @@ class Warehouse:
         dies), a Delta lease for one on object storage."""
         timeout = self.lock_timeout
         if self.remote:
-            return DeltaLease(self.store, timeout)
+            self.lease = DeltaLease(self.store, timeout)
+            return self.lease
         self.local.mkdir(parents=True, exist_ok=True)
         return WarehouseLock(str(self.local / ".lock"), timeout=timeout)
 
@@ -222,10 +325,23 @@ class Warehouse:
         return out
 
     def append_run(
-        self, run_id: str, mode: str, reason: str, versions: dict[str, int | None], stats: dict
+        self,
+        run_id: str,
+        mode: str,
+        reason: str,
+        versions: dict[str, int | None],
+        stats: dict,
+        seq: int | None = None,
     ) -> Published:
-        last = self.published()
-        seq = (last.seq + 1) if last else 1
+        """Publish: append the run's row. ``seq`` is the number the run took from the state it read
+        under the lock; the row is inserted only if no run published that number meanwhile (a MERGE
+        on seq, which conflicts with a racing append), and on object storage only while the run still
+        holds its lease. Otherwise `LeaseLost`: this run's commits stay unpublished."""
+        if self.lease is not None:
+            self.lease.check()
+        if seq is None:
+            last = self.published()
+            seq = (last.seq + 1) if last else 1
         now = datetime.now(UTC)
         row = pa.table(
             {
@@ -239,7 +355,11 @@ class Warehouse:
             },
             schema=RUN_LOG_SCHEMA,
         )
-        self.store.write(RUN_LOG, row, mode="append", run_id=run_id)
+        if not self.store.insert_new(RUN_LOG, row, key="seq", run_id=run_id):
+            raise LeaseLost(
+                f"run {seq} was published by another run while this one worked (its lock ran out); "
+                "this run's commits stay unpublished and the next run restores them"
+            )
         return Published(seq, run_id, now, mode, versions, stats)
 
     def restore_unpublished(self) -> dict[str, int]:

@@ -51,9 +51,11 @@ def test_sigkill_at_each_point_keeps_old_state_and_rerun_matches(tmp_path: Path)
         marker.unlink(missing_ok=True)
         env = rs.run_env(new_raw, wh, home, LIGER_FAILPOINT=f"{point}:600", LIGER_FAILPOINT_FILE=str(marker))
         proc = rs.start_run(env, log)
-        reached = rs.wait_for(lambda p=proc: marker.exists() or p.poll() is not None, timeout=180)
-        assert reached and marker.exists() and proc.poll() is None, f"the run never paused at {point}"
-        rs.kill(proc)
+        try:  # an event (the failpoint's file, or the run's exit), with a generous bound for a loaded machine
+            reached = rs.wait_for(lambda p=proc: marker.exists() or p.poll() is not None, timeout=900)
+            assert reached and marker.exists() and proc.poll() is None, f"the run never paused at {point}"
+        finally:
+            rs.kill(proc)
         # The file readers open holds the old facts: never a mix.
         assert rs.facts(wh / "liger.duckdb") == old, what
         with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:

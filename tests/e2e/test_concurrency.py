@@ -38,9 +38,13 @@ def test_two_runs_at_once_serialize_and_readers_keep_working(tmp_path: Path) -> 
     t = threading.Thread(target=read_loop)
     t.start()
     procs = [rs.start_run(env, tmp_path / f"run{i}.log") for i in range(2)]
-    codes = [p.wait(timeout=300) for p in procs]
-    stop.set()
-    t.join(timeout=60)
+    try:
+        codes = [p.wait(timeout=900) for p in procs]  # generous: the machine may be loaded
+    finally:
+        stop.set()
+        t.join(timeout=60)
+        for p in procs:
+            rs.kill(p)
 
     logs = [(tmp_path / f"run{i}.log").read_text(errors="replace") for i in range(2)]
     for code, text in zip(codes, logs, strict=False):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 
 from tests.conftest import PROJECT, all_assets_and_checks, copy_data_raw
 from tests.fixtures.postgres import postgres_server
+from tests.fixtures.procs import kill_tree
 
 SMALL_CSV = "*cutedsl.csv"
 
@@ -93,7 +93,7 @@ def test_daemon_sensor_tick_launches_a_run_stored_in_postgres(pg_home, postgres_
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600
         with dg.DagsterInstance.from_config(str(pg_home)) as instance:
             while True:
                 runs = instance.get_runs(filters=dg.RunsFilter(tags={"liger/trigger": "liger_inputs_sensor"}))
@@ -105,12 +105,7 @@ def test_daemon_sensor_tick_launches_a_run_stored_in_postgres(pg_home, postgres_
         assert runs[0].status == dg.DagsterRunStatus.SUCCESS
         assert len(runs) == 1  # one tick, one run; the cursor holds the fingerprint
     finally:
-        os.killpg(daemon.pid, signal.SIGTERM)  # the daemon's own session: it and its run workers
-        try:
-            daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(daemon.pid, signal.SIGKILL)
-            daemon.wait()
+        kill_tree(daemon)  # the daemon, its run workers and code servers
     assert pg_count(postgres_url, "select count(*) from job_ticks where status = 'SUCCESS'") >= 1
     assert (
         pg_count(postgres_url, "select count(*) from instigators where instigator_body like '%liger_inputs_sensor%'")

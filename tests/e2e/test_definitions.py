@@ -29,6 +29,7 @@ CHECKS = {
     "fact_key_unique",
     "quantile_order",
     "dimensions_resolve",
+    "sighting_has_fact",
     "quarantine_is_empty",
     "newest_version_has_no_regressions",
     "newest_version_was_compared",

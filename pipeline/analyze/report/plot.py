@@ -121,8 +121,16 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
 
 
 def plot_sweep(points: list[dict], sweep: dict) -> bytes:
-    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references)."""
-    # matplotlib is imported when a plot is drawn: a run that draws none does not pay for it
+    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references).
+    Every text comes from the data (a kernel named `a$b$`), so matplotlib takes it as plain text: no
+    mathtext, no TeX. matplotlib is imported when a plot is drawn: a run that draws none does not pay for it."""
+    from matplotlib import rc_context
+
+    with rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _plot_sweep(points, sweep)
+
+
+def _plot_sweep(points: list[dict], sweep: dict) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -49,6 +49,8 @@ def base(shipped_warehouse, tmp_path_factory) -> Path:
                                          order by measurement_digest limit {SAMPLE_FACTS})""")
         for table in TABLES[1:]:
             con.execute(f"create table {table} as select * from wh.{table}")
+        con.execute("""create table fact_sighting as select * from wh.fact_sighting
+            where measurement_digest in (select measurement_digest from fact_measurement)""")
         con.execute("detach wh")
     return path
 
@@ -56,7 +58,7 @@ def base(shipped_warehouse, tmp_path_factory) -> Path:
 def open_copy(base: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("attach ? as b (read_only)", [str(base)])
-    for table in TABLES:
+    for table in (*TABLES, "fact_sighting"):
         con.execute(f"create table {table} as select * from b.{table}")
     con.execute("detach b")
     return con
@@ -118,10 +120,24 @@ def prove_dangling_dimension(con, sql_dir: Path) -> None:
     assert sorted(run_check(con, sql_dir, "dangling_dimension")) == sorted(expected)
 
 
+def prove_sighting_without_fact(con, sql_dir: Path) -> None:
+    """Issue 20 case 1: a fact-less sighting (what a late run publishing over a newer one leaves) fails."""
+    (digest,) = one(con, "select min(measurement_digest) from fact_measurement where origin = 'csv'")
+    expected = con.execute(
+        "select measurement_digest, source_path, content_sha256, run_seq from fact_sighting"
+        " where measurement_digest = ?",
+        [digest],
+    ).fetchall()
+    assert expected
+    con.execute("delete from fact_measurement where measurement_digest = ?", [digest])
+    assert sorted(run_check(con, sql_dir, "sighting_without_fact")) == sorted(expected)
+
+
 PROOFS: dict[str, Callable[[duckdb.DuckDBPyConnection, Path], None]] = {
     "fact_key_unique": prove_fact_key_unique,
     "quantile_order": prove_quantile_order,
     "dangling_dimension": prove_dangling_dimension,
+    "sighting_without_fact": prove_sighting_without_fact,
 }
 
 

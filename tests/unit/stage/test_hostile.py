@@ -144,6 +144,7 @@ ALLOWED_INTERPOLATIONS = {
         "digest",
         "quantiles",
         "observed_at_text",
+        "future",
     },
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
@@ -152,6 +153,8 @@ ALLOWED_INTERPOLATIONS = {
         "_PATTERNS_BROKEN_SQL",
         "quantiles",
         "observed_at_text",
+        "future",
+        "_DUPLICATE_KEYS_SQL",
     },
     # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
     "pipeline/stage/driver.py": {"table", "raw_text"},

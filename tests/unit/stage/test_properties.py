@@ -30,7 +30,8 @@ config = st.dictionaries(
     max_size=3,
 )
 timestamp = st.datetimes(
-    min_value=__import__("datetime").datetime(2020, 1, 1), max_value=__import__("datetime").datetime(2030, 1, 1)
+    min_value=__import__("datetime").datetime(2020, 1, 1),
+    max_value=__import__("datetime").datetime(2026, 1, 1),  # valid: never in the future
 ).map(lambda d: d.strftime("%Y-%m-%d %H:%M:%S"))
 label = st.sampled_from(["vocab size", "multi\nline label", "comma, label", ""])
 
@@ -66,6 +67,7 @@ CSV_CORRUPTIONS = {
     "empty": (Reason.EMPTY_FIELD, lambda r: render({**r, "gpu": ""})),
     "config": (Reason.BAD_CONFIG_JSON, lambda r: render({**r, "cfg": r["cfg"][:-1] or "{"})),
     "timestamp": (Reason.BAD_TIMESTAMP, lambda r: render({**r, "ts": "not a time"})),
+    "future": (Reason.FUTURE_TIMESTAMP, lambda r: render({**r, "ts": "9999-12-31 23:59:59"})),
     "bytes": (Reason.UNREADABLE_BYTES, lambda r: render(r).encode().replace(b"liger", b"lig\xff\xfer", 1)),
 }
 STRUCTURAL = {"short", "long", "bytes"}
@@ -162,6 +164,10 @@ KI_CORRUPTIONS = {
         ),
     ),
     "timestamp": (Reason.BAD_TIMESTAMP, _mut(lambda b: b["run"]["spec"].__setitem__("observedAt", "when?"))),
+    "future": (
+        Reason.FUTURE_TIMESTAMP,
+        _mut(lambda b: b["run"]["spec"].__setitem__("observedAt", "9999-01-01T00:00:00Z")),
+    ),
     "zero": (
         Reason.NON_POSITIVE_VALUE,
         _mut(lambda b: b["run"]["spec"]["sourceNative"]["metrics"].__setitem__("ms_20", 0)),
