@@ -66,4 +66,5 @@ RECORD_KEY = (
     "environment_digest",
     "workload_digest",
     "implementation_digest",
+    "run_digest",
 )
