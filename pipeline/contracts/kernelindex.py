@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from pipeline.contracts.digests import canonical_bytes as canonical_json
@@ -825,6 +826,7 @@ def js_json_parse(text: str) -> Any:
     return json.loads(text, parse_int=float, parse_constant=_reject_constant)
 
 
+@lru_cache(maxsize=1 << 12)
 def kebab(value: str) -> str:
     """shared.ts `kebab`: lower case, runs of anything but [a-z0-9] -> "-", trimmed, at most 100 characters."""
     return _KEBAB_EDGES.sub("", _KEBAB_RUNS.sub("-", value.lower()))[:100]
@@ -847,6 +849,7 @@ _ISO = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 12)  # a sweep's rows share their timestamp
 def to_utc_instant(value: str) -> str:
     """shared.ts `toUtcInstant`: no zone means UTC; printed as `Date.prototype.toISOString` (milliseconds, Z).
 
@@ -1536,6 +1539,7 @@ def build_run(
     workload_digest: str,
     protocol_digest: str,
     environment_digest: str,
+    with_metadata: bool = True,
 ) -> dict[str, Any]:
     """The run object from values: the ms quantiles as doubles, the externalId, `observedAt` (an ISO instant as
     `toISOString` prints it). `timestamp` and `liger_version` only go into metadata. ValueError where the TS throws.
@@ -1569,6 +1573,8 @@ def build_run(
         "metrics": metrics,
     }
     spec["observedAt"] = observed_at
+    if not with_metadata:  # metadata is in no digest: the warehouse's per-row mapping skips it
+        return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "spec": spec}
     metadata = {
         "name": kebab(f"liger-{kernel}-{mode}-{provider}-{gpu_name}-{case_key}-{timestamp}"),
         "title": f"{KERNELS_BY_NAME[kernel]['title']} · {provider} · {mode}",
@@ -1577,7 +1583,9 @@ def build_run(
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
 
 
-def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, Any], str]:
+def run_manifest(
+    row: Mapping[str, str], identity: Identity, *, with_metadata: bool = True
+) -> tuple[dict[str, Any], str]:
     """`runFromRow`: (manifest, externalId); ValueError where the TS throws (then the row is an issue)."""
     ms50, ms20, ms80 = js_number(row["y_value_50"]), js_number(row["y_value_20"]), js_number(row["y_value_80"])
     if not math.isfinite(ms50) or ms50 <= 0:
@@ -1609,6 +1617,7 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
         workload_digest=identity.workload_digest,
         protocol_digest=identity.protocol_digest,
         environment_digest=identity.environment_digest,
+        with_metadata=with_metadata,
     )
     return run, external_id
 
@@ -1640,7 +1649,7 @@ def _num(x: Any) -> str:
     return canonical_json(x).decode()
 
 
-_str = json.JSONEncoder(ensure_ascii=False).encode  # RFC 8785 escapes strings as JSON.stringify does
+_str = encode_basestring  # RFC 8785 escapes strings as JSON.stringify does (what json.dumps does without ensure_ascii)
 
 
 def _run_text(run: Mapping[str, Any]) -> str | None:

@@ -186,7 +186,7 @@ def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
             continue
         row = dict(zip(KI_INPUTS, values, strict=True))
         try:
-            run, external_id = ki.run_manifest(row, identity)
+            run, external_id = ki.run_manifest(row, identity, with_metadata=False)
         except ValueError as error:
             out.append((None, None, op, None, None, None, None, ki.rejected_reason(str(error)), None))
             continue
@@ -322,7 +322,8 @@ def _parse(job: driver.Job) -> None:
                x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
                liger_version, p20, p50, p80, occurrence,
                {ki_columns},
-               case when ki.identity_reason is null then 'kernelindex' else 'derived' end as identity
+               case when ki.identity_reason is not null then 'derived'
+                    when ki.external_id is not null then 'kernelindex' end as identity
         from numbered
         """,
         params={"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES, "ki_problem": ki_problem},
