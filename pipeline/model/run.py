@@ -137,9 +137,10 @@ def _register_kernelindex_objects(con: duckdb.DuckDBPyConnection) -> None:
     """KernelIndex's workload, implementation, protocol and environment of every distinct identity key of the
     batch (thousands, not millions), whole (metadata included) as its importer makes them."""
     for table, (attribute, columns) in KERNELINDEX_OBJECTS.items():
+        picked = ", ".join(f"any_value({c.split(' as ')[0]}) as {c.split(' as ')[-1]}" for c in columns)
+        digest = attribute_digest(attribute)
         rows = con.execute(
-            f"""select {attribute_digest(attribute)}, any_value(ki_identity_key),
-                       {", ".join(f"any_value({c.split(' as ')[0]}) as {c.split(' as ')[-1]}" for c in columns)}
+            f"""select {digest}, any_value(ki_identity_key), {picked}
                 from csv_fact where ki_identity_key is not null group by 1"""
         ).fetchall()
         objects = []

@@ -226,7 +226,8 @@ KI_ARGS_SQL = ", ".join(f"coalesce({c}, '')" for c in ('"timestamp"' if c == "ti
 
 # Parse and cast: every field VARCHAR, read by name; each trimmed field trimmed once, for both the
 # empty check and the output.
-_PARSED_SQL = """
+_PARSED_SQL = (
+    """
     parsed as (
         select row_number() over () as record_no, *
         from read_csv($path, header = true, auto_detect = false, columns = $columns,
@@ -246,7 +247,9 @@ _PARSED_SQL = """
             trim(x_value) as x_value__trimmed,
             trim(gpu_name) as gpu_name__trimmed,
             trim(liger_version) as liger_version__trimmed,
-            ki_map({ki_args}, $ki_problem) as ki,
+            ki_map("""
+    + KI_ARGS_SQL
+    + """, $ki_problem) as ki,
             try_cast(y_value_20 as double) as v20,
             try_cast(y_value_50 as double) as v50,
             try_cast(y_value_80 as double) as v80,
@@ -255,6 +258,7 @@ _PARSED_SQL = """
                      try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
         from parsed
     )"""
+)
 
 
 def _parse(job: driver.Job) -> None:
@@ -277,7 +281,7 @@ def _parse(job: driver.Job) -> None:
     # The relation API takes the output path as an argument: no path is ever pasted into SQL.
     job.con.sql(
         f"""
-        with {_PARSED_SQL.format(ki_args=KI_ARGS_SQL)},
+        with {_PARSED_SQL},
         judged as (
             select *,
                 case

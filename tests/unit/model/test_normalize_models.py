@@ -245,9 +245,10 @@ def _snapshot_dir(root: Path, p50: str, with_tsv_rows: list[tuple[str, str]]) ->
 
 
 @pytest.mark.parametrize("order", ["old_then_new", "new_then_old"])
-def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
-    """One measurement (same identity) carried by two snapshots with different values: its values come
-    from the snapshot with the newer commit date, whichever run brought which snapshot."""
+def test_two_snapshots_that_disagree_on_a_value_hold_two_measurements(tmp_path, order):
+    """Two snapshots carry a run stamped in the same second with other values: the values are part of the
+    identity, so both are kept (issue 20), whichever run brought which snapshot; a row both carry alike is one
+    measurement with two sightings, its provenance the newest snapshot."""
     from pipeline.ingest.discovery import discover
     from pipeline.serve.connect import connect
     from pipeline.store.merge import Merger
@@ -270,7 +271,7 @@ def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
     assert modes[0] == "full"
     with connect(warehouse=wh.root_uri, local_dir=str(tmp_path / "wh")) as c:  # provenance included
         rows = c.execute(
-            "select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1"
+            "select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1, 2"
         ).fetchall()
-    assert rows == [("1", 0.7, 2, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
+    assert rows == [("1", 0.5, 1, "aaaaaaa"), ("1", 0.7, 1, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
     shutil.rmtree(tmp_path / "wh")
