@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance
+.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -62,6 +62,11 @@ dev: setup
 ## SQL prompt over warehouse/liger.duckdb (read-only); `make sql Q="select ..."` runs one query.
 sql: setup
 	$(PY) -m pipeline.cli.sql_shell $(if $(Q),-c "$(Q)")
+
+## Facts with KernelIndex's identity as KernelIndex records -> $(DEST)/kernelindex/runs.ndjson + $(DEST)/objects.ndjson
+export-kernelindex: setup
+	@test -n "$(DEST)" || { echo "usage: make export-kernelindex DEST=dir"; exit 2; }
+	$(PY) -m pipeline.cli.export $(DEST)
 
 ## Static dashboard of warehouse/liger.duckdb -> warehouse/site/index.html (opens from disk, no server).
 site: setup

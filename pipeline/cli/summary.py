@@ -18,9 +18,11 @@ _LIGER_JOB_PREFIX = "__ASSET_JOB"
 
 
 def warehouse_lines(con) -> list[str]:
-    facts, folded, record_only = con.execute(
+    facts, folded, record_only, by_digest, by_id, by_heuristic, ki_facts = con.execute(
         "select count(*), count(*) filter (where origin = 'csv+kernelindex'), "
-        "count(*) filter (where origin = 'kernelindex') from measurements"
+        "count(*) filter (where origin = 'kernelindex'), count(*) filter (where fold_rule = 'run digest'), "
+        "count(*) filter (where fold_rule = 'externalId'), count(*) filter (where fold_rule = 'heuristic'), "
+        "count(*) filter (where identity = 'kernelindex') from measurements"
     ).fetchone()
     sources, rows_read = con.execute("select count(*), coalesce(sum(rows_read), 0) from source").fetchone()
     by_kind = con.execute("select kind, count(*) from source group by 1 order by 1").fetchall()
@@ -36,7 +38,10 @@ def warehouse_lines(con) -> list[str]:
     )
     lines = [
         *(f"committed: warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)" for seq, mode, why, new in runs),
-        f"facts:     {facts:,}  (folded kernelindex records: {folded:,}, record-only facts: {record_only:,})",
+        f"facts:     {facts:,}  (KernelIndex's identity: {ki_facts:,}, derived: {facts - ki_facts:,}; "
+        f"record-only facts: {record_only:,})",
+        f"folded kernelindex records: {folded:,} (run digest: {by_digest:,}, externalId: {by_id:,}, "
+        f"heuristic: {by_heuristic:,})",
         f"sources:   {sources:,}  ({', '.join(f'{k}: {n:,}' for k, n in by_kind)}; {rows_read:,} rows read)",
         f"quarantined rows: {sum(n for _, n in reasons):,}",
         *(f"  {reason:<26} {n:,}" for reason, n in reasons),

@@ -36,7 +36,11 @@ def object_digest(obj: Mapping[str, Any]) -> str:
     return SHA_PREFIX + hashlib.sha256(body).hexdigest()
 
 
-# Identity of a measurement. Null fields are written as U+0000 so they never collide with "".
+# Identity of a measurement (ours: the fact key). What was run, where and when -- and what it measured:
+# the three quantiles as text (DuckDB's shortest round-trip form of the double, Python's repr) and the
+# occurrence, the ordinal of a row among the rows of its file identical in every field. So two runs stamped
+# in the same second with other values are two measurements, and re-sightings of one file's content map to
+# the same facts. Null fields are written as U+0000 so they never collide with "".
 MEASUREMENT_KEY = (
     "kernel_name",
     "kernel_provider",
@@ -48,22 +52,31 @@ MEASUREMENT_KEY = (
     "gpu_name",
     "observed_at_text",
     "liger_version",
+    "p20",
+    "p50",
+    "p80",
+    "occurrence",
 )
 
 
 def measurement_digest_sql() -> str:
     """DuckDB expression for the measurement digest (vectorized; no Python per row).
 
-    sha256 over the key fields joined by U+001F; ``observed_at_text`` is the UTC
-    timestamp as ``YYYY-MM-DD HH:MM:SS``.
+    sha256 over the key fields as text joined by U+001F; ``observed_at_text`` is the UTC
+    timestamp as ``YYYY-MM-DD HH:MM:SS``; the quantiles are doubles, printed by DuckDB.
     """
-    parts = ", ".join(f"coalesce({c}, chr(0))" for c in MEASUREMENT_KEY)
+    parts = ", ".join(f"coalesce(({c})::varchar, chr(0))" for c in MEASUREMENT_KEY)
     return f"'{SHA_PREFIX}' || sha256(concat_ws(chr(31), {parts}))"
 
 
-def measurement_digest(**fields: str | None) -> str:
-    """Python twin of :func:`measurement_digest_sql`, for tests and single records."""
-    text = chr(31).join(chr(0) if fields.get(c) is None else str(fields[c]) for c in MEASUREMENT_KEY)
+def _text(value: object) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def measurement_digest(**fields: object) -> str:
+    """Python twin of :func:`measurement_digest_sql`, for tests and single records (floats as repr(),
+    which is DuckDB's double -> varchar)."""
+    text = chr(31).join(chr(0) if fields.get(c) is None else _text(fields[c]) for c in MEASUREMENT_KEY)
     return SHA_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -78,6 +91,6 @@ def record_only_extra_config_sql(workload_digest_column: str = "workload_digest"
     return f"'{RECORD_ONLY_CONFIG_PREFIX}' || {workload_digest_column}"
 
 
-def record_only_measurement_digest(workload_digest: str, **fields: str | None) -> str:
+def record_only_measurement_digest(workload_digest: str, **fields: object) -> str:
     """Python twin for a record-only measurement: the workload digest stands in for the config."""
     return measurement_digest(**{**fields, "extra_config": RECORD_ONLY_CONFIG_PREFIX + workload_digest})

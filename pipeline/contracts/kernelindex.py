@@ -44,6 +44,7 @@ letters); timestamps without a zone are UTC and print as `toISOString()` (`...T2
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -52,6 +53,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from pipeline.contracts.digests import canonical_bytes as canonical_json
@@ -728,6 +730,31 @@ IDENTITY_COLUMNS = (
 )
 SKIP_REASONS = ("memoryRows", "uncuratedKernels", "unknownConfig", "unknownProvider", "unknownGpu", "duplicateRows")
 
+# Why a row has no KernelIndex identity, as the warehouse states it (`identity_reason`), by skip reason.
+IDENTITY_REASONS = {
+    "memoryRows": "memory metric",
+    "uncuratedKernels": "kernel not curated by KernelIndex",
+    "unknownConfig": "config KernelIndex does not know",
+    "unknownProvider": "provider KernelIndex does not know",
+    "unknownGpu": "GPU not in KernelIndex's hardware table",
+    "duplicateRows": "duplicate: an earlier row of the file made this externalId (KernelIndex keeps the first)",
+}
+
+
+def rejected_reason(problem: str) -> str:
+    """`identity_reason` of a row KernelIndex's parser or run builder rejects (its `issues`)."""
+    return f"KernelIndex rejects the row ({problem})"
+
+
+def header_problem(header: list[str]) -> str | None:
+    """What `parseRows` says of every row of a file with this header (as written, unstripped), or None: a
+    missing column rejects the file, an unexpected one every row (the row schema is strict)."""
+    missing = [c for c in CSV_COLUMNS if c not in header]
+    if missing:
+        return f"expected column {', '.join(repr(c) for c in missing)} missing"
+    extra = [c for c in header if c not in CSV_COLUMNS]
+    return f"unrecognized keys {extra}" if extra else None
+
 
 # ============================================================================================================
 # Canonical JSON and the one digest function (identity/digest.ts)
@@ -799,9 +826,14 @@ def js_json_parse(text: str) -> Any:
     return json.loads(text, parse_int=float, parse_constant=_reject_constant)
 
 
+@lru_cache(maxsize=1 << 12)
 def kebab(value: str) -> str:
     """shared.ts `kebab`: lower case, runs of anything but [a-z0-9] -> "-", trimmed, at most 100 characters."""
-    return re.sub(r"^-+|-+$", "", re.sub(r"[^a-z0-9]+", "-", value.lower()))[:100]
+    return _KEBAB_EDGES.sub("", _KEBAB_RUNS.sub("-", value.lower()))[:100]
+
+
+_KEBAB_RUNS = re.compile(r"[^a-z0-9]+")
+_KEBAB_EDGES = re.compile(r"^-+|-+$")
 
 
 def _locale_key(name: str) -> str:
@@ -817,6 +849,7 @@ _ISO = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 12)  # a sweep's rows share their timestamp
 def to_utc_instant(value: str) -> str:
     """shared.ts `toUtcInstant`: no zone means UTC; printed as `Date.prototype.toISOString` (milliseconds, Z).
 
@@ -1193,6 +1226,11 @@ def _operation_spec(csv_name: str) -> tuple[dict[str, Any], str]:
     return spec, object_digest(API_VERSION, "OperationSpec", spec)
 
 
+def operation_digest(csv_name: str) -> str | None:
+    """The OperationSpec digest of a curated kernel (KernelIndex makes it for every row of the kernel), else None."""
+    return _operation_spec(csv_name)[1] if csv_name in KERNELS_BY_NAME else None
+
+
 def operation_manifest(csv_name: str, commit: str = "") -> dict[str, Any]:
     """`operationFromKernel`: the commit only names the benchmark script in metadata.sourceRefs."""
     kernel = KERNELS_BY_NAME[csv_name]
@@ -1478,28 +1516,45 @@ class MappedRow:
         }
 
 
-def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, Any], str]:
-    """`runFromRow`: (manifest, externalId); ValueError where the TS throws (then the row is an issue)."""
-    ms50, ms20, ms80 = js_number(row["y_value_50"]), js_number(row["y_value_20"]), js_number(row["y_value_80"])
+def external_id_of(kernel: str, mode: str, provider: str, gpu_name: str, case_key: str, timestamp: str) -> str:
+    """`<kernel>/<pass>/<provider>/<gpu-kebab>/<case key>/<timestamp-kebab>` (the timestamp as the CSV writes it)."""
+    return "/".join([kernel, mode, provider, kebab(gpu_name), case_key, kebab(timestamp)])
+
+
+def build_run(
+    *,
+    kernel: str,
+    mode: str,
+    provider: str,
+    gpu_name: str,
+    case_key: str,
+    ms20: float,
+    ms50: float,
+    ms80: float,
+    external_id: str,
+    observed_at: str,
+    timestamp: str,
+    liger_version: str,
+    implementation_digest: str,
+    workload_digest: str,
+    protocol_digest: str,
+    environment_digest: str,
+    with_metadata: bool = True,
+) -> dict[str, Any]:
+    """The run object from values: the ms quantiles as doubles, the externalId, `observedAt` (an ISO instant as
+    `toISOString` prints it). `timestamp` and `liger_version` only go into metadata. ValueError where the TS throws.
+    `run_manifest` builds a CSV row's run with it; the export rebuilds a stored fact's run with it."""
     if not math.isfinite(ms50) or ms50 <= 0:
-        raise ValueError(f"invalid median '{row['y_value_50']}'")
+        raise ValueError(f"invalid median '{ms50}'")
     spread = math.isfinite(ms20) and math.isfinite(ms80)
-    mode, provider, gpu, timestamp = (
-        row["kernel_operation_mode"],
-        row["kernel_provider"],
-        row["gpu_name"],
-        row["timestamp"],
-    )
-    kernel = KERNELS_BY_NAME[identity.kernel]
-    external_id = "/".join([identity.kernel, mode, provider, kebab(gpu), identity.case_key, kebab(timestamp)])
     median = js_round(ms50 * 1_000_000)
     if median > _MAX_SAFE:  # the schema's durationNs is a safe integer
-        raise ValueError(f"median {row['y_value_50']} ms is not a safe integer of ns")
+        raise ValueError(f"median {ms50} ms is not a safe integer of ns")
     spec: dict[str, Any] = {
-        "implementationDigest": identity.implementation_digest,
-        "workloadDigest": identity.workload_digest,
-        "protocolDigest": identity.protocol_digest,
-        "environmentDigest": identity.environment_digest,
+        "implementationDigest": implementation_digest,
+        "workloadDigest": workload_digest,
+        "protocolDigest": protocol_digest,
+        "environmentDigest": environment_digest,
         "status": "passed",
         "timing": {"primaryStatistic": "median", "latencyNs": {"median": js_value(median)}},
     }
@@ -1513,17 +1568,141 @@ def run_manifest(row: Mapping[str, str], identity: Identity) -> tuple[dict[str, 
         metrics.update(ms_20=js_value(ms20), ms_80=js_value(ms80))
     spec["sourceNative"] = {
         "source": SOURCE_SLUG,
-        "benchmark": f"{identity.kernel}/{mode}",
+        "benchmark": f"{kernel}/{mode}",
         "externalId": external_id,
         "metrics": metrics,
     }
-    spec["observedAt"] = to_utc_instant(timestamp.replace(" ", "T", 1))
+    spec["observedAt"] = observed_at
+    if not with_metadata:  # metadata is in no digest: the warehouse's per-row mapping skips it
+        return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "spec": spec}
     metadata = {
-        "name": kebab(f"liger-{identity.kernel}-{mode}-{provider}-{gpu}-{identity.case_key}-{timestamp}"),
-        "title": f"{kernel['title']} · {provider} · {mode}",
-        "labels": {"liger_version": row["liger_version"]},
+        "name": kebab(f"liger-{kernel}-{mode}-{provider}-{gpu_name}-{case_key}-{timestamp}"),
+        "title": f"{KERNELS_BY_NAME[kernel]['title']} · {provider} · {mode}",
+        "labels": {"liger_version": liger_version},
     }
-    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}, external_id
+    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+
+
+def run_manifest(
+    row: Mapping[str, str], identity: Identity, *, with_metadata: bool = True
+) -> tuple[dict[str, Any], str]:
+    """`runFromRow`: (manifest, externalId); ValueError where the TS throws (then the row is an issue)."""
+    ms50, ms20, ms80 = js_number(row["y_value_50"]), js_number(row["y_value_20"]), js_number(row["y_value_80"])
+    if not math.isfinite(ms50) or ms50 <= 0:
+        raise ValueError(f"invalid median '{row['y_value_50']}'")
+    if js_round(ms50 * 1_000_000) > _MAX_SAFE:
+        raise ValueError(f"median {row['y_value_50']} ms is not a safe integer of ns")
+    mode, provider, gpu, timestamp = (
+        row["kernel_operation_mode"],
+        row["kernel_provider"],
+        row["gpu_name"],
+        row["timestamp"],
+    )
+    external_id = external_id_of(identity.kernel, mode, provider, gpu, identity.case_key, timestamp)
+    observed_at = to_utc_instant(timestamp.replace(" ", "T", 1))
+    run = build_run(
+        kernel=identity.kernel,
+        mode=mode,
+        provider=provider,
+        gpu_name=gpu,
+        case_key=identity.case_key,
+        ms20=ms20,
+        ms50=ms50,
+        ms80=ms80,
+        external_id=external_id,
+        observed_at=observed_at,
+        timestamp=timestamp,
+        liger_version=row["liger_version"],
+        implementation_digest=identity.implementation_digest,
+        workload_digest=identity.workload_digest,
+        protocol_digest=identity.protocol_digest,
+        environment_digest=identity.environment_digest,
+        with_metadata=with_metadata,
+    )
+    return run, external_id
+
+
+_RUN_SPEC_KEYS = frozenset(
+    (
+        "environmentDigest",
+        "implementationDigest",
+        "measurements",
+        "observedAt",
+        "protocolDigest",
+        "sourceNative",
+        "status",
+        "timing",
+        "workloadDigest",
+    )
+)
+
+
+def _num(x: Any) -> str:
+    """RFC 8785 number text, fast for what a run holds: safe integers, and doubles whose `repr` has no exponent
+    (then it is ECMAScript's shortest round-trip text too); anything else through `rfc8785`."""
+    if type(x) is int and -_MAX_SAFE <= x <= _MAX_SAFE:
+        return str(x)
+    if type(x) is float:
+        text = repr(x)
+        if "e" not in text and "n" not in text and not text.endswith(".0"):
+            return text
+    return canonical_json(x).decode()
+
+
+_str = encode_basestring  # RFC 8785 escapes strings as JSON.stringify does (what json.dumps does without ensure_ascii)
+
+
+def _run_text(run: Mapping[str, Any]) -> str | None:
+    """The RFC 8785 text of `{apiVersion, kind, spec}` of a run `build_run` made (keys written in sorted order),
+    or None when the run has another shape."""
+    spec = run["spec"]
+    if spec.keys() - {"measurements"} != _RUN_SPEC_KEYS - {"measurements"}:
+        return None
+    native, timing = spec["sourceNative"], spec["timing"]
+    if native.keys() != {"benchmark", "externalId", "metrics", "source"} or timing.keys() != {
+        "latencyNs",
+        "primaryStatistic",
+    }:
+        return None
+    if timing["latencyNs"].keys() != {"median"}:
+        return None
+    metrics = ",".join(f"{_str(k)}:{_num(v)}" for k, v in sorted(native["metrics"].items()))
+    parts = [f'"environmentDigest":{_str(spec["environmentDigest"])}']
+    parts.append(f'"implementationDigest":{_str(spec["implementationDigest"])}')
+    if "measurements" in spec:
+        items = []
+        for m in spec["measurements"]:
+            if m.keys() != {"metric", "unit", "statistic", "value"}:
+                return None
+            items.append(
+                f'{{"metric":{_str(m["metric"])},"statistic":{_str(m["statistic"])},'
+                f'"unit":{_str(m["unit"])},"value":{_num(m["value"])}}}'
+            )
+        parts.append(f'"measurements":[{",".join(items)}]')
+    parts += [
+        f'"observedAt":{_str(spec["observedAt"])}',
+        f'"protocolDigest":{_str(spec["protocolDigest"])}',
+        f'"sourceNative":{{"benchmark":{_str(native["benchmark"])},"externalId":{_str(native["externalId"])},'
+        f'"metrics":{{{metrics}}},"source":{_str(native["source"])}}}',
+        f'"status":{_str(spec["status"])}',
+        f'"timing":{{"latencyNs":{{"median":{_num(timing["latencyNs"]["median"])}}},'
+        f'"primaryStatistic":{_str(timing["primaryStatistic"])}}}',
+        f'"workloadDigest":{_str(spec["workloadDigest"])}',
+    ]
+    return f'{{"apiVersion":{_str(run["apiVersion"])},"kind":{_str(run["kind"])},"spec":{{{",".join(parts)}}}}}'
+
+
+def run_digest(run: Mapping[str, Any]) -> str:
+    """`object_digest` of a run, fast (it is the per-row cost of mapping a CSV): the run's RFC 8785 text written
+    directly (`_run_text`); a run of another shape, or text that is not UTF-8 (a lone surrogate), goes to the
+    reference `object_digest`. The golden tests check it on every shipped row."""
+    try:
+        text = _run_text(run)
+        if text is not None:
+            return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except (KeyError, TypeError, AttributeError, UnicodeEncodeError):
+        pass
+    return manifest_digest(run)
 
 
 def _resolve_row(row: Mapping[str, str]) -> Identity | Skip:
@@ -1543,7 +1722,7 @@ def map_row(row: Mapping[str, str]) -> MappedRow | Skip:
         run, external_id = run_manifest(row, identity)
     except ValueError as error:
         return Skip("issues", f"{identity.kernel}/{row['kernel_provider']}/{row['x_value']}", str(error))
-    return MappedRow(external_id, run, manifest_digest(run), identity)
+    return MappedRow(external_id, run, run_digest(run), identity)
 
 
 # ============================================================================================================

@@ -104,4 +104,5 @@ RECORD_KEY = (
     "environment_digest",
     "workload_digest",
     "implementation_digest",
+    "run_digest",
 )

@@ -83,7 +83,14 @@ FACT_MEASUREMENT = Table(
         _c("protocol_digest", "BenchmarkProtocol digest"),
         _c("workload_digest", "WorkloadCase digest"),
         _c("implementation_digest", "ImplementationRevision digest"),
+        _c("operation_digest", "OperationSpec digest (KernelIndex's for a curated kernel, else derived)"),
         _c("origin", "csv, kernelindex or both"),
+        _c("occurrence", "ordinal among the rows of its file identical in every field (part of the identity)", I64),
+        _c("identity", "kernelindex (the four digests and the run are KernelIndex's own) or derived (our rules)"),
+        _c("identity_reason", "why derived: memory metric, kernel not curated by KernelIndex, ..."),
+        _c("external_id", "KernelIndex run's sourceNative.externalId (null when derived)"),
+        _c("run_digest", "KernelIndex BenchmarkRun digest (null when derived)"),
+        _c("fold_rule", "how a kernelindex record folded into this CSV fact: run digest, externalId or heuristic"),
         _RUN_SEQ,
     ),
     key=("measurement_digest",),
@@ -146,6 +153,12 @@ DIM_IMPLEMENTATION = Table(
     ),
     key=("implementation_digest",),
 )
+DIM_OPERATION = Table(
+    "dim_operation",
+    "Operations (OperationSpec: the module computation of a kernel) keyed by digest.",
+    (_c("operation_digest", "OperationSpec digest"), _c("kernel_name", "kernel"), *_OBJECT),
+    key=("operation_digest",),
+)
 KERNELINDEX_RECORD = Table(
     "kernelindex_record",
     "Every kernelindex run received, with its four dimension digests (fold input).",
@@ -164,6 +177,8 @@ KERNELINDEX_RECORD = Table(
         _c("implementation_digest", "ImplementationRevision digest"),
         _c("protocol_json", "the record's protocol, whole"),
         _c("environment_json", "the record's environment, whole"),
+        _c("run_digest", "digest of the record's run"),
+        _c("external_id", "run.spec.sourceNative.externalId"),
     ),
     public=False,
 )
@@ -256,6 +271,7 @@ WAREHOUSE_TABLES: tuple[Table, ...] = (
     DIM_PROTOCOL,
     DIM_WORKLOAD,
     DIM_IMPLEMENTATION,
+    DIM_OPERATION,
     KERNELINDEX_RECORD,
     LEARNED_DIMENSION,
     QUARANTINE,
@@ -299,4 +315,4 @@ BY_NAME: dict[str, Table] = {t.name: t for t in (*WAREHOUSE_TABLES, RUN_LOG, STA
 TABLE_NAMES = tuple(t.name for t in WAREHOUSE_TABLES)
 PUBLIC_TABLES = tuple(t.name for t in WAREHOUSE_TABLES if t.public)
 SCHEMAS = {t.name: t.schema for t in WAREHOUSE_TABLES}
-DIM_KEYS = {t.name: t.key[0] for t in (DIM_ENVIRONMENT, DIM_PROTOCOL, DIM_WORKLOAD, DIM_IMPLEMENTATION)}
+DIM_KEYS = {t.name: t.key[0] for t in (DIM_ENVIRONMENT, DIM_PROTOCOL, DIM_WORKLOAD, DIM_IMPLEMENTATION, DIM_OPERATION)}

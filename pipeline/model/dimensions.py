@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from pipeline.config import API_VERSION
+from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.rules import slug
 
@@ -62,6 +63,27 @@ def implementation(kernel: str, provider: str | None, version: str | None) -> di
     return _obj(
         "KernelImplementation", spec, slug(f"{kernel}-{provider}-{version}"), f"{kernel} · {provider} · {version}"
     )
+
+
+def operation(kernel: str) -> dict[str, Any]:
+    """The OperationSpec of a kernel. A curated kernel's is KernelIndex's own (contracts/kernelindex.py; no
+    commit in its metadata's sourceRefs). Any other kernel gets a minimal one by this rule: family = the kernel
+    name, no axes, no tensors, semantics unspecified -- it names the computation, nothing more."""
+    if kernel in ki.KERNELS_BY_NAME:
+        return ki.operation_manifest(kernel)
+    spec = {
+        "family": kernel,
+        "axes": {},
+        "inputs": [],
+        "outputs": [],
+        "semantics": {"mutation": "none", "determinism": "unspecified"},
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "OperationSpec",
+        "metadata": {"name": f"liger-bench-{slug(kernel)}", "title": kernel},
+        "spec": spec,
+    }
 
 
 def describe(obj: dict[str, Any]) -> dict[str, str]:

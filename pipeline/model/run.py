@@ -14,6 +14,7 @@ Results are temp tables named batch_* (see merge.py for how they reach the Delta
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -21,6 +22,7 @@ import pyarrow as pa
 
 from pipeline.common.sql_models import ModelHeader, PythonModel, load_models
 from pipeline.config import SQL_DIR
+from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
 from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
@@ -45,6 +47,7 @@ TEMPLATE = {
     "{measurement_digest}": measurement_digest_sql(),
     "{record_only_extra_config}": record_only_extra_config_sql("r.workload_digest"),
     "{record_key}": ", ".join(RECORD_KEY),
+    "{ki_duplicate_reason}": ki.IDENTITY_REASONS["duplicateRows"],
 }
 # Macros the model files call, made from the same rules: slug(text).
 MACROS = (SLUG_MACRO,)
@@ -53,6 +56,15 @@ DERIVED = {  # key table -> (builder, key columns)
     "protocol": (dimensions.protocol, ("kernel_operation_mode", "metric_name", "metric_unit")),
     "workload": (dimensions.workload, ("kernel_name", "x_name", "x_value", "extra_config")),
     "implementation": (dimensions.implementation, ("kernel_name", "kernel_provider", "liger_version")),
+    "operation": (dimensions.operation, ("kernel_name",)),
+}
+# KernelIndex's own objects of the batch's 'kernelindex' CSV facts, one per digest, rebuilt from a raw
+# identity key (csv_reader.KI_FIELDS): table -> (Identity attribute, the fact columns kept beside it).
+KERNELINDEX_OBJECTS = {
+    "ki_workload": ("workload", ("kernel_name", "x_name", "x_value", "extra_config")),
+    "ki_implementation": ("implementation", ("kernel_name", "kernel_provider", "null::varchar as liger_version")),
+    "ki_protocol": ("protocol", ("kernel_operation_mode", "'speed' as metric_name", "'ms' as metric_unit")),
+    "ki_environment": ("environment", ("gpu_name",)),
 }
 EMPTY_KNOWN_GPU = "select null::varchar as gpu_name where false"
 EMPTY_KNOWN_RECORD = (
@@ -77,7 +89,16 @@ def models() -> list:
         ),
         run=_register_derived,
     )
-    return load_models(MODELS_DIR, INPUTS, extra=[derived])
+    kernelindex_objects = PythonModel(
+        ModelHeader(
+            name="kernelindex_objects",
+            description="KernelIndex's objects per distinct identity key of the batch's 'kernelindex' rows",
+            depends_on=("csv_fact",),
+            creates=tuple(KERNELINDEX_OBJECTS),
+        ),
+        run=_register_kernelindex_objects,
+    )
+    return load_models(MODELS_DIR, INPUTS, extra=[derived, kernelindex_objects])
 
 
 def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
@@ -106,7 +127,36 @@ def _register_derived(con: duckdb.DuckDBPyConnection) -> None:
         cols = {c: pa.array([k[i] for k in keys], pa.string()) for i, c in enumerate(key_cols)}
         for f in ("digest", "api_version", "kind", "object_json"):
             cols[f] = pa.array([d[f] for d in described], pa.string())
+        # an OperationSpec of a curated kernel is KernelIndex's own
+        origin = ["kernelindex" if name == "operation" and k[0] in ki.KERNELS_BY_NAME else "derived" for k in keys]
+        cols["origin"] = pa.array(origin, pa.string())
         con.register(f"derived_{name}", pa.table(cols))
+
+
+def _register_kernelindex_objects(con: duckdb.DuckDBPyConnection) -> None:
+    """KernelIndex's workload, implementation, protocol and environment of every distinct identity key of the
+    batch (thousands, not millions), whole (metadata included) as its importer makes them."""
+    for table, (attribute, columns) in KERNELINDEX_OBJECTS.items():
+        picked = ", ".join(f"any_value({c.split(' as ')[0]}) as {c.split(' as ')[-1]}" for c in columns)
+        digest = attribute_digest(attribute)
+        rows = con.execute(
+            f"""select {digest}, any_value(ki_identity_key), {picked}
+                from csv_fact where ki_identity_key is not null group by 1"""
+        ).fetchall()
+        objects = []
+        for row in rows:
+            identity = ki.resolve_identity(*json.loads(row[1]))
+            objects.append(dimensions.describe(getattr(identity, attribute)))
+        names = [c.split(" as ")[-1] for c in columns]
+        cols = {"digest": pa.array([r[0] for r in rows], pa.string())}
+        cols |= {n: pa.array([r[2 + i] for r in rows], pa.string()) for i, n in enumerate(names)}
+        for f in ("api_version", "kind", "object_json"):
+            cols[f] = pa.array([o[f] for o in objects], pa.string())
+        con.register(table, pa.table(cols))
+
+
+def attribute_digest(attribute: str) -> str:
+    return f"ki_{attribute}_digest"
 
 
 def run_models(

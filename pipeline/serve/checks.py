@@ -14,7 +14,7 @@ from pipeline.contracts.rules import QUANTILE_REASON_MACRO, observed_at_text_sql
 from pipeline.serve.duckdb_build import create_table_views
 from pipeline.store.warehouse import Published, Warehouse
 
-DIMENSIONS = ("environment", "protocol", "workload", "implementation")
+DIMENSIONS = ("environment", "protocol", "workload", "implementation", "operation")
 DIGEST_SAMPLE_LIMIT = 20  # wrong measurement digests reported at most
 
 

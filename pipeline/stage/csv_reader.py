@@ -2,7 +2,8 @@
 
 DuckDB parses (by column name, streaming, multi-threaded) and its reject store gives the line
 and raw text of structurally broken lines; value checks are one vectorized SQL pass. Python
-only touches the header and each *distinct* config string.
+only touches the header, each *distinct* config string and, for KernelIndex's mapping of the row
+(`ki_map`), each distinct identity key; per row only the run KernelIndex would make is built and hashed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.config import MAX_COLUMNS, MAX_LINE_BYTES
+from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, measurement_digest_sql
 from pipeline.contracts.reasons import DUCKDB_REJECT_REASON, Reason
 from pipeline.contracts.rules import (
@@ -62,6 +64,33 @@ TRIMMED = (
     "liger_version",
 )
 
+# KernelIndex's mapping of a row (contracts/kernelindex.py), computed from the raw strings as its importer
+# reads them: the run's externalId and digest, the five objects' digests (ki_*; the OperationSpec's for every
+# row of a curated kernel), why the row has no KernelIndex identity (null: it has), and the raw identity key
+# (JSON of IDENTITY_COLUMNS) from which the model rebuilds the objects once per distinct key.
+KI_INPUTS = (
+    *ki.IDENTITY_COLUMNS,
+    "metric_name",
+    "y_value_20",
+    "y_value_50",
+    "y_value_80",
+    "timestamp",
+    "liger_version",
+)
+KI_FIELDS = (
+    "external_id",
+    "run_digest",
+    "operation_digest",
+    "ki_workload_digest",
+    "ki_implementation_digest",
+    "ki_protocol_digest",
+    "ki_environment_digest",
+    "identity_reason",
+    "ki_identity_key",
+)
+KI_STRUCT = pa.struct([(f, pa.string()) for f in KI_FIELDS])
+KI_STRUCT_SQL = "STRUCT(" + ", ".join(f"{f} VARCHAR" for f in KI_FIELDS) + ")"
+
 # A staged CSV file's columns (good and quarantined rows together).
 STAGED_SCHEMA = pa.schema(
     [("record_no", pa.int64())]
@@ -73,6 +102,9 @@ STAGED_SCHEMA = pa.schema(
     ]
     + [("observed_at", pa.timestamp("us")), ("observed_at_text", pa.string()), ("liger_version", pa.string())]
     + [(c, pa.float64()) for c in ("p20", "p50", "p80")]
+    + [("occurrence", pa.int64())]
+    + [(c, pa.string()) for c in KI_FIELDS]
+    + [("identity", pa.string())]
 )
 
 
@@ -93,9 +125,10 @@ def _guard(path: Path) -> driver.Guard:
     if text.count(",") + 1 > MAX_COLUMNS:
         return driver.Guard(refused=(Reason.HEADER_TOO_WIDE, text[:RAW_PREVIEW_CHARS]))
     try:
-        header = [h.strip() for h in next(csv.reader(io.StringIO(text)))]
+        raw_header = next(csv.reader(io.StringIO(text)))
     except csv.Error as exc:
         return driver.Guard(refused=(Reason.MALFORMED_CSV, f"{exc}: {text[:RAW_PREVIEW_CHARS]}"))
+    header = [h.strip() for h in raw_header]
     repeated = sorted({h for h in header if header.count(h) > 1 and h in REQUIRED_COLUMNS + OPTIONAL_COLUMNS})
     if repeated:  # which of the two would be read is a guess: refuse the file
         return driver.Guard(
@@ -107,7 +140,7 @@ def _guard(path: Path) -> driver.Guard:
             refused=(Reason.MISSING_REQUIRED_COLUMN, f"missing {','.join(missing)} in header: {text.strip()}")
         )
     scan = driver.Scan(MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW, skip_first_line=True)
-    return driver.Guard(scan=scan, context=header)
+    return driver.Guard(scan=scan, context=(header, ki.header_problem(raw_header)))
 
 
 def _canonical_config(raw: str | None) -> str | None:
@@ -135,6 +168,62 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         type="arrow",
         null_handling="special",
     )
+    con.create_function(
+        "ki_map", _ki_udf, ["VARCHAR"] * (len(KI_INPUTS) + 1), KI_STRUCT_SQL, type="arrow", null_handling="special"
+    )
+
+
+def _ki_udf(k, m, p, xn, xv, c, g, metric, y20, y50, y80, ts, v, problem):  # noqa: PLR0913  DuckDB counts the parameters
+    return ki_map(k, m, p, xn, xv, c, g, metric, y20, y50, y80, ts, v, problem)
+
+
+def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """KernelIndex's mapping of one batch of rows (`KI_INPUTS` as raw strings, then the file's header problem).
+
+    The five objects come from `resolve_identity`, cached per distinct key; only a mapped row's run is built
+    and hashed per row (it holds the row's values and timestamp). The duplicate rule (a second row of a file
+    with an earlier row's externalId) needs the file's earlier rows: the model applies it."""
+    cols = [(a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a).to_pylist() for a in arrays]
+    problem = cols[-1][0] if cols[-1] else None
+    out: list[tuple] = []
+    keys: dict[int, str] = {}
+    for values in zip(*cols[:-1], strict=True):
+        kernel, metric = values[0], values[7]
+        op = ki.operation_digest(kernel)
+        if problem is not None:
+            out.append((None, None, op, None, None, None, None, ki.rejected_reason(problem), None))
+            continue
+        if metric != "speed":
+            out.append((None, None, op, None, None, None, None, ki.IDENTITY_REASONS["memoryRows"], None))
+            continue
+        identity = ki.resolve_identity(*values[:7])
+        if isinstance(identity, ki.Skip):
+            out.append((None, None, op, None, None, None, None, ki.IDENTITY_REASONS[identity.reason], None))
+            continue
+        row = dict(zip(KI_INPUTS, values, strict=True))
+        try:
+            run, external_id = ki.run_manifest(row, identity, with_metadata=False)
+        except ValueError as error:
+            out.append((None, None, op, None, None, None, None, ki.rejected_reason(str(error)), None))
+            continue
+        key = keys.get(id(identity))
+        if key is None:
+            key = keys[id(identity)] = json.dumps(list(values[:7]), ensure_ascii=False)
+        out.append(
+            (
+                external_id,
+                ki.run_digest(run),
+                identity.operation_digest,
+                identity.workload_digest,
+                identity.implementation_digest,
+                identity.protocol_digest,
+                identity.environment_digest,
+                None,
+                key,
+            )
+        )
+    fields = [pa.array([r[i] for r in out], pa.string()) for i in range(len(KI_FIELDS))]
+    return pa.StructArray.from_arrays(fields, fields=list(KI_STRUCT))
 
 
 def _unique_columns(header: list[str]) -> dict[str, str]:
@@ -148,9 +237,13 @@ def _unique_columns(header: list[str]) -> dict[str, str]:
     return columns
 
 
+# The raw fields KernelIndex reads (an empty field is "" to it, NULL to DuckDB).
+KI_ARGS_SQL = ", ".join(f"coalesce({c}, '')" for c in ('"timestamp"' if c == "timestamp" else c for c in KI_INPUTS))
+
 # Parse and cast: every field VARCHAR, read by name; each trimmed field trimmed once, for both the
 # empty check and the output.
-_PARSED_SQL = """
+_PARSED_SQL = (
+    """
     parsed as (
         select row_number() over () as record_no, *
         from read_csv($path, header = true, auto_detect = false, columns = $columns,
@@ -171,6 +264,9 @@ _PARSED_SQL = """
             trim(x_value) as x_value__trimmed,
             trim(gpu_name) as gpu_name__trimmed,
             trim(liger_version) as liger_version__trimmed,
+            ki_map("""
+    + KI_ARGS_SQL
+    + """, $ki_problem) as ki,
             {V20} as v20,
             {V50} as v50,
             {V80} as v80,
@@ -179,6 +275,7 @@ _PARSED_SQL = """
                      try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
         from parsed
     )"""
+)
 # metric_unit: stored in its canonical unit (contracts/rules.py UNITS), values converted exactly.
 _PARSED_SQL = _PARSED_SQL.replace("{UNIT_SQL}", unit_sql("trim(metric_unit)"))
 for _v, _col in (("{V20}", "y_value_20"), ("{V50}", "y_value_50"), ("{V80}", "y_value_80")):
@@ -186,8 +283,10 @@ for _v, _col in (("{V20}", "y_value_20"), ("{V50}", "y_value_50"), ("{V80}", "y_
 
 
 def _parse(job: driver.Job) -> None:
-    header: list[str] = job.guard.context
+    header, ki_problem = job.guard.context
     columns = _unique_columns(header)
+    # every field of the line, for the occurrence number of rows identical in every field
+    line_key = "md5_number(concat_ws(chr(31), " + ", ".join(f"coalesce({_q(c)}, '')" for c in columns) + "))"
     x_label = "x_label" if "x_label" in columns else "null::varchar"
     raw_expr = "concat_ws(',', " + ", ".join(f"coalesce({_q(c)}, '')" for c in header if c in columns) + ")"
     # a field staged trimmed is trimmed once (in `casted`), for both the empty check and the output
@@ -195,6 +294,7 @@ def _parse(job: driver.Job) -> None:
         f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null" for c in NON_EMPTY
     )
     quantiles = quantile_reason_clauses("v20", "v50", "v80")
+    ki_columns = ", ".join(f"ki.{f} as {f}" for f in KI_FIELDS)
     observed_at_text = observed_at_text_sql("ts")
     future = future_timestamp_clause("ts")
     digest = measurement_digest_sql()
@@ -235,17 +335,26 @@ def _parse(job: driver.Job) -> None:
                 ts as observed_at,
                 {observed_at_text} as observed_at_text,
                 liger_version__trimmed as liger_version,
-                v20 as p20, v50 as p50, v80 as p80
+                v20 as p20, v50 as p50, v80 as p80,
+                {line_key} as line_key,
+                ki
             from judged
+        ),
+        numbered as (
+            -- rows identical in every field are told apart by their order in the file
+            select *, row_number() over (partition by line_key order by record_no) as occurrence from typed
         )
         select record_no, location, reason, raw,
                case when reason is null then {digest} end as measurement_digest,
                kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
                x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
-               liger_version, p20, p50, p80
-        from typed
+               liger_version, p20, p50, p80, occurrence,
+               {ki_columns},
+               case when ki.identity_reason is not null then 'derived'
+                    when ki.external_id is not null then 'kernelindex' end as identity
+        from numbered
         """,
-        params={"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES},
+        params={"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES, "ki_problem": ki_problem},
     ).write_parquet(str(job.tmp), compression="zstd")
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
 from pipeline.contracts.digests import canonical_json, object_digest
+from pipeline.contracts.kernelindex import js_json_parse
 from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
 from pipeline.contracts.rules import future_timestamp_clause, observed_at_text_sql, quantile_reason_clauses
@@ -178,7 +179,26 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         con.create_function(
             name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow", null_handling="special"
         )
+    memo: dict = {}
+    con.create_function(
+        "run_digest",
+        lambda texts: map_distinct(texts, _run_digest, pa.string(), memo),
+        ["VARCHAR"],
+        "VARCHAR",
+        type="arrow",
+        null_handling="special",
+    )
     con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
+
+
+def _run_digest(text: str) -> str | None:
+    """`object_digest` of the record's run as KernelIndex computes it (numbers read as JSON.parse reads them);
+    None when the run is not an object or cannot be canonicalized."""
+    try:
+        run = js_json_parse(text)
+        return object_digest(run) if isinstance(run, dict) and "spec" in run else None
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
 
 
 def _guard(path: Path) -> driver.Guard:
@@ -233,7 +253,8 @@ _PARSED_SQL = f"""
     ),
     fields as (
         select record_no, line, deep, ok, top_type,
-            s[$protocol_at] as protocol_text, s[$environment_at] as environment_text, {_FIELDS_SQL}
+            s[$protocol_at] as protocol_text, s[$environment_at] as environment_text, s[$run_at] as run_text,
+            {_FIELDS_SQL}
         from extracted
     ),
     parsed as (
@@ -243,6 +264,7 @@ _PARSED_SQL = f"""
             try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
             string_split(external_id, '/') as id_parts,
             string_split(benchmark, '/') as bench_parts,
+            run_digest(run_text) as run_digest,
             check_protocol(protocol_text) as po,
             check_environment(environment_text) as eo
         from fields
@@ -304,15 +326,16 @@ def _parse(job: driver.Job) -> None:
             {observed_at_text} as observed_at_text,
             liger_version, run_name, p20, p50, p80,
             protocol_digest, environment_digest, workload_digest, implementation_digest,
-            protocol_json, environment_json
+            protocol_json, environment_json, run_digest, external_id
         from judged
         """,
         params={
             "path": str(job.path),
             "max_line": MAX_LINE_BYTES,
-            "paths": [*EXTRACTED.values(), "$.protocol", "$.environment"],
+            "paths": [*EXTRACTED.values(), "$.protocol", "$.environment", "$.run"],
             "protocol_at": len(EXTRACTED) + 1,
             "environment_at": len(EXTRACTED) + 2,
+            "run_at": len(EXTRACTED) + 3,
             "limit": MAX_JSON_DEPTH,
             "api": API_VERSION,
             "run_kind": RUN_KIND,
@@ -345,6 +368,7 @@ STAGED_SCHEMA = pa.schema(
     + [(c, pa.float64()) for c in ("p20", "p50", "p80")]
     + [(c, pa.string()) for c in ("protocol_digest", "environment_digest", "workload_digest")]
     + [(c, pa.string()) for c in ("implementation_digest", "protocol_json", "environment_json")]
+    + [(c, pa.string()) for c in ("run_digest", "external_id")]
 )
 READER = driver.Reader(schema=STAGED_SCHEMA, register=register_functions, guard=_guard, parse=_parse, rejects=_rejects)
 

@@ -39,6 +39,7 @@ from pipeline.store.warehouse import Published, Warehouse
 # they differ from the published ones.
 REFERENCE_TABLES = ("benchmark_snapshot", "commit_change")
 ROWS_PER_BATCH = 1 << 17
+FOLD_RULES = ("run digest", "externalId", "heuristic")  # sql/model/fold.sql, best first
 
 
 @dataclass
@@ -66,7 +67,8 @@ def _ts(col: str) -> str:
 BATCH_ROWS = {
     "fact_measurement": """select measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
         metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version, {obs}, p20, p50, p80,
-        environment_digest, protocol_digest, workload_digest, implementation_digest, origin, $seq as run_seq
+        environment_digest, protocol_digest, workload_digest, implementation_digest, operation_digest, origin,
+        occurrence, identity, identity_reason, external_id, run_digest, fold_rule, $seq as run_seq
         from batch_fact""".format(obs=_ts("observed_at")),
     "fact_sighting": """select g.measurement_digest, g.source_path, s.content_sha256, s.upstream_path,
         s.upstream_commit,
@@ -75,7 +77,7 @@ BATCH_ROWS = {
     "kernelindex_record": """select kernel_name, kernel_operation_mode, kernel_provider, gpu_name, {obs},
         observed_at_text,
         liger_version, p20, p50, p80, protocol_digest, environment_digest, workload_digest, implementation_digest,
-        protocol_json, environment_json from batch_record""".format(obs=_ts("observed_at")),
+        protocol_json, environment_json, run_digest, external_id from batch_record""".format(obs=_ts("observed_at")),
     "learned_dimension": "select dimension, gpu_name, kernel_operation_mode, metric_unit, digest "
     "from learned_dimension",
     **{t: f"select * from batch_{t}" for t in REFERENCE_TABLES},
@@ -211,9 +213,10 @@ class Merger:
             """
             select 1 from batch_fact b join published_fact_measurement p using (measurement_digest)
             where (b.p20, b.p50, b.p80, b.metric_unit, b.x_label, b.origin, b.environment_digest, b.protocol_digest,
-                   b.workload_digest, b.implementation_digest)
+                   b.workload_digest, b.implementation_digest, b.identity, b.external_id, b.run_digest)
                is distinct from (p.p20, p.p50, p.p80, p.metric_unit, p.x_label, p.origin, p.environment_digest,
-                   p.protocol_digest, p.workload_digest, p.implementation_digest)""",
+                   p.protocol_digest, p.workload_digest, p.implementation_digest, p.identity, p.external_id,
+                   p.run_digest)""",
         )
         if changed:
             return f"{changed} stored fact(s) carried with other values: the newest source decides"
@@ -226,16 +229,26 @@ class Merger:
                 con,
                 f"""
                 select 1 from batch_record r join published_fact_measurement f
-                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}""",
+                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}
+                union all
+                select 1 from batch_record r join published_fact_measurement f
+                  on f.origin <> 'kernelindex' and r.run_digest = f.run_digest
+                union all
+                select 1 from batch_record r join published_fact_measurement f
+                  on f.origin <> 'kernelindex' and r.external_id = f.external_id""",
             )
             if late:
                 return f"{late} new record(s) fold into facts committed earlier"
         early = self._count(
             con,
             f"""
-            select 1 from (select * from batch_fact where origin = 'csv' and metric_unit = 'ms'
-                           and measurement_digest not in (select measurement_digest from published_fact_measurement)) f
-            join published_kernelindex_record r on {fold_key}""",
+            with f as (select * from batch_fact where origin = 'csv'
+                       and measurement_digest not in (select measurement_digest from published_fact_measurement))
+            select 1 from f join published_kernelindex_record r on f.metric_unit = 'ms' and {fold_key}
+            union all
+            select 1 from f join published_kernelindex_record r on f.run_digest = r.run_digest
+            union all
+            select 1 from f join published_kernelindex_record r on f.external_id = r.external_id""",
         )
         if early:
             return f"{early} new CSV row(s) match records committed earlier"
@@ -259,10 +272,13 @@ class Merger:
 
     def _batch_stats(self, con) -> dict:
         q = lambda sql: duck.scalar(con, sql)  # noqa: E731
+        folded = dict(con.execute("select fold_rule, count(*) from fold group by 1").fetchall())
         return {
             "batch_facts": q("select count(*) from batch_fact"),
             "batch_sightings": q("select count(*) from batch_sighting"),
             "folded_records": q("select count(*) from fold"),
+            "folded_by_rule": {rule: folded.get(rule, 0) for rule in FOLD_RULES},
+            "facts_by_identity": dict(con.execute("select identity, count(*) from batch_fact group by 1").fetchall()),
             "record_only_facts": q("select count(*) from batch_fact where origin = 'kernelindex'"),
             "quarantined_rows": q("select count(*) from batch_quarantine"),
         }

@@ -35,7 +35,7 @@ from pipeline.store.delta import CommitFailedError, DeltaStore, is_remote
 
 TABLES = TABLE_NAMES
 RUN_LOG = RUN_LOG_TABLE.name
-STAGING_VERSION = "v1"
+STAGING_VERSION = "v2"
 RUN_LOG_SCHEMA = RUN_LOG_TABLE.schema
 
 

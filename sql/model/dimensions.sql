@@ -1,14 +1,18 @@
 /* MODEL
 name: dimensions
-creates: [batch_dim_environment, batch_dim_protocol, batch_dim_workload, batch_dim_implementation]
-depends_on: [batch_fact, batch_record, derived_environment, derived_implementation, derived_protocol, derived_workload]
+creates: [batch_dim_environment, batch_dim_protocol, batch_dim_workload, batch_dim_implementation, batch_dim_operation]
+depends_on: [batch_fact, batch_record, derived_environment, derived_implementation, derived_operation, derived_protocol, derived_workload, ki_environment, ki_implementation, ki_protocol, ki_workload]
 */
--- Dimension rows the batch brings: every derived object, every object a record carried, and a
--- 'referenced' row (digest and the attributes of the facts using it, no object) for digests a
--- record names without its object. The tables are dictionaries keyed by digest: the merge appends digests not yet known.
+-- Dimension rows the batch brings: KernelIndex's own objects of its 'kernelindex' CSV rows, every
+-- derived object, every object a record carried, and a 'referenced' row (digest and the attributes of
+-- the facts using it, no object) for digests a record names without its object. The tables are
+-- dictionaries keyed by digest: the merge appends digests not yet known (the whole object wins over a
+-- bare reference).
 create or replace temp table batch_dim_environment as
-select digest as environment_digest, gpu_name, api_version, kind, object_json, 'derived' as origin
-from derived_environment
+select digest as environment_digest, gpu_name, api_version, kind, object_json, 'kernelindex' as origin
+from ki_environment
+union all
+select digest, gpu_name, api_version, kind, object_json, 'derived' from derived_environment
 union all
 select
     environment_digest, min(gpu_name), any_value(json_extract_string(environment_json, '$.apiVersion')),
@@ -18,7 +22,10 @@ group by environment_digest;
 
 create or replace temp table batch_dim_protocol as
 select digest as protocol_digest, kernel_operation_mode, metric_name, metric_unit, api_version, kind, object_json,
-       'derived' as origin
+       'kernelindex' as origin
+from ki_protocol
+union all
+select digest, kernel_operation_mode, metric_name, metric_unit, api_version, kind, object_json, 'derived'
 from derived_protocol
 union all
 select
@@ -30,7 +37,10 @@ group by protocol_digest;
 
 create or replace temp table batch_dim_workload as
 select digest as workload_digest, kernel_name, x_name, x_value, extra_config, api_version, kind, object_json,
-       'derived' as origin
+       'kernelindex' as origin
+from ki_workload
+union all
+select digest, kernel_name, x_name, x_value, extra_config, api_version, kind, object_json, 'derived'
 from derived_workload
 union all
 select workload_digest, min(kernel_name), min(x_name), min(x_value), min(extra_config), null, null, null,
@@ -41,7 +51,10 @@ group by workload_digest;
 
 create or replace temp table batch_dim_implementation as
 select digest as implementation_digest, kernel_name, kernel_provider, liger_version, api_version, kind, object_json,
-       'derived' as origin
+       'kernelindex' as origin
+from ki_implementation
+union all
+select digest, kernel_name, kernel_provider, liger_version, api_version, kind, object_json, 'derived'
 from derived_implementation
 union all
 select implementation_digest, min(kernel_name), min(kernel_provider), min(liger_version), null, null, null,
@@ -49,3 +62,7 @@ select implementation_digest, min(kernel_name), min(kernel_provider), min(liger_
 from batch_fact
 where implementation_digest in (select implementation_digest from batch_record)
 group by implementation_digest;
+
+create or replace temp table batch_dim_operation as
+select digest as operation_digest, kernel_name, api_version, kind, object_json, origin
+from derived_operation;

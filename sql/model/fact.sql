@@ -1,11 +1,12 @@
 /* MODEL
 name: fact
 creates: [batch_fact, batch_sighting]
-depends_on: [batch_record, batch_record_rows, csv_fact, csv_sighting, derived_environment, derived_implementation, derived_protocol, derived_workload, fold]
+depends_on: [batch_record, batch_record_rows, csv_fact, csv_sighting, derived_environment, derived_implementation, derived_operation, derived_protocol, derived_workload, fold]
 */
--- The batch's facts, each with its own dimension digests (a folded record's, else derived).
+-- The batch's facts, each with its own dimension digests: a folded record's, else KernelIndex's own
+-- (identity 'kernelindex': the objects its importer makes from the row), else derived by our rules.
 -- Learned protocol/environment are not written here: they are applied when the warehouse is
--- read (sql/tables/fact_measurement.sql), so a newer record changes them without a rewrite.
+-- read (sql/serve/fact_measurement.sql), so a newer record changes them without a rewrite.
 -- A record that folds into no CSV fact is a fact of its own: it names its workload only by
 -- digest, which stands in for the config in the identity (digests.record_only_extra_config),
 -- so two records of one sweep taken in the same second stay two facts.
@@ -14,12 +15,19 @@ with csv_based as (
     select
         f.measurement_digest, f.kernel_name, f.kernel_provider, f.kernel_operation_mode, f.metric_name,
         f.metric_unit, f.gpu_name, f.x_name, f.x_label, f.x_value, f.extra_config, f.liger_version,
-        f.observed_at, f.p20, f.p50, f.p80,
-        coalesce(k.environment_digest, de.digest) as environment_digest,
-        coalesce(k.protocol_digest, dp.digest) as protocol_digest,
-        coalesce(k.workload_digest, dw.digest) as workload_digest,
-        coalesce(k.implementation_digest, di.digest) as implementation_digest,
+        f.observed_at, f.p20, f.p50, f.p80, f.occurrence,
+        coalesce(k.environment_digest, f.ki_environment_digest, de.digest) as environment_digest,
+        coalesce(k.protocol_digest, f.ki_protocol_digest, dp.digest) as protocol_digest,
+        coalesce(k.workload_digest, f.ki_workload_digest, dw.digest) as workload_digest,
+        coalesce(k.implementation_digest, f.ki_implementation_digest, di.digest) as implementation_digest,
+        coalesce(f.operation_digest, dop.digest) as operation_digest,
         case when k.measurement_digest is null then 'csv' else 'csv+kernelindex' end as origin,
+        -- a folded record makes the fact KernelIndex's run, whatever our mapping of the row said
+        case when k.measurement_digest is null then f.identity else 'kernelindex' end as identity,
+        case when k.measurement_digest is null then f.identity_reason end as identity_reason,
+        coalesce(f.external_id, k.external_id) as external_id,
+        coalesce(f.run_digest, k.run_digest) as run_digest,
+        k.fold_rule,
         f.value_committed_at, f.value_source_path
     from csv_fact as f
     left join fold as k on f.measurement_digest = k.measurement_digest
@@ -37,30 +45,37 @@ with csv_based as (
         on f.kernel_name = di.kernel_name
         and f.kernel_provider is not distinct from di.kernel_provider
         and f.liger_version is not distinct from di.liger_version
+    left join derived_operation as dop on f.kernel_name = dop.kernel_name
 ),
 
 record_only as (
     select
         r.*, 'speed' as metric_name, 'ms' as metric_unit, null::varchar as x_name, null::varchar as x_label,
-        null::varchar as x_value, {record_only_extra_config} as extra_config
+        null::varchar as x_value, {record_only_extra_config} as extra_config, 1::bigint as occurrence
     from batch_record as r
     anti join fold as k using (
         kernel_name, kernel_operation_mode, gpu_name, observed_at_text, p20, p50, p80,
-        protocol_digest, environment_digest, workload_digest, implementation_digest
+        protocol_digest, environment_digest, workload_digest, implementation_digest, run_digest
     )
+),
+
+record_keyed as (
+    select *, {measurement_digest} as measurement_digest from record_only
 ),
 
 record_facts as (
     select
-        {measurement_digest} as measurement_digest, kernel_name, kernel_provider, kernel_operation_mode,
+        measurement_digest, r.kernel_name, kernel_provider, kernel_operation_mode,
         metric_name, metric_unit, gpu_name, x_name, x_label, x_value, null::varchar as extra_config,
-        liger_version, observed_at, p20, p50, p80, environment_digest, protocol_digest, workload_digest,
-        implementation_digest, 'kernelindex' as origin,
-        null::timestamp as value_committed_at, null::varchar as value_source_path
-    from record_only
+        liger_version, observed_at, p20, p50, p80, occurrence, environment_digest, protocol_digest,
+        workload_digest, implementation_digest, dop.digest as operation_digest, 'kernelindex' as origin,
+        'kernelindex' as identity, null::varchar as identity_reason, external_id, run_digest,
+        null::varchar as fold_rule, null::timestamp as value_committed_at, null::varchar as value_source_path
+    from record_keyed as r
+    left join derived_operation as dop on r.kernel_name = dop.kernel_name
     qualify row_number() over (
         partition by measurement_digest
-        order by workload_digest, implementation_digest, protocol_digest, environment_digest
+        order by workload_digest, implementation_digest, protocol_digest, environment_digest, run_digest
     ) = 1
 )
 
@@ -78,7 +93,7 @@ select k.measurement_digest, r.source_path
 from fold as k
 inner join batch_record_rows as r using (
     kernel_name, kernel_operation_mode, gpu_name, observed_at_text, p20, p50, p80,
-    protocol_digest, environment_digest, workload_digest, implementation_digest
+    protocol_digest, environment_digest, workload_digest, implementation_digest, run_digest
 )
 union
 select f.measurement_digest, r.source_path
@@ -93,4 +108,5 @@ inner join batch_record_rows as r
     and f.workload_digest = r.workload_digest
     and f.implementation_digest = r.implementation_digest
     and f.protocol_digest = r.protocol_digest
-    and f.environment_digest = r.environment_digest;
+    and f.environment_digest = r.environment_digest
+    and f.run_digest is not distinct from r.run_digest;

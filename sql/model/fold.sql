@@ -2,17 +2,35 @@
 name: fold
 depends_on: [batch_record, csv_fact]
 */
--- Record fold: a record becomes the kernelindex twin of a CSV fact when kernel, pass, provider,
--- GPU, timestamp (to the second) and the three quantiles agree (relative 1e-9; ms rows only).
--- Tie-breaks: a record matching several rows picks the smallest measurement digest; a row
--- matched by several records picks the smallest (workload, implementation, protocol,
--- environment) digests. {record_key}: what makes a record one (contracts/rules.py RECORD_KEY; the
--- merge appends the records the warehouse lacks by the same key).
+-- Record fold: a record becomes the kernelindex twin of a CSV fact
+--   1. 'run digest': the record's run digest is the one KernelIndex makes from the row;
+--   2. 'externalId': else the record's externalId is the row's;
+--   3. 'heuristic': only for a record that matches no row by 1 or 2, kernel, pass, provider, GPU,
+--      timestamp (to the second) and the three quantiles agree (relative 1e-9; ms rows only).
+-- Tie-breaks: a record matching several rows takes the best rule, then the smallest measurement
+-- digest; a row matched by several records the best rule, then the smallest (workload,
+-- implementation, protocol, environment) digests. {record_key}: what makes a record one
+-- (contracts/rules.py RECORD_KEY; the merge appends the records the warehouse lacks by the same key).
 create or replace temp table fold as
-with candidates as (
-    select f.measurement_digest, r.*
+with exact as (
+    select f.measurement_digest, r.*, 1 as rule_rank
     from csv_fact as f
-    inner join batch_record as r
+    inner join batch_record as r on f.run_digest = r.run_digest
+    union all
+    select f.measurement_digest, r.*, 2 as rule_rank
+    from csv_fact as f
+    inner join batch_record as r on f.external_id = r.external_id
+),
+
+loose as (
+    select * from batch_record as r
+    anti join exact as e using ({record_key})
+),
+
+heuristic as (
+    select f.measurement_digest, r.*, 3 as rule_rank
+    from csv_fact as f
+    inner join loose as r
         on f.kernel_name = r.kernel_name
         and f.kernel_operation_mode = r.kernel_operation_mode
         and f.kernel_provider is not distinct from r.kernel_provider
@@ -26,16 +44,18 @@ with candidates as (
 
 one_fact_per_record as (
     select *
-    from candidates
+    from (select * from exact union all select * from heuristic)
     qualify row_number() over (
         partition by {record_key}
-        order by measurement_digest
+        order by rule_rank, measurement_digest
     ) = 1
 )
 
-select *
+select
+    * exclude (rule_rank),
+    case rule_rank when 1 then 'run digest' when 2 then 'externalId' else 'heuristic' end as fold_rule
 from one_fact_per_record
 qualify row_number() over (
     partition by measurement_digest
-    order by workload_digest, implementation_digest, protocol_digest, environment_digest
+    order by rule_rank, workload_digest, implementation_digest, protocol_digest, environment_digest
 ) = 1;

@@ -1,6 +1,6 @@
 /* MODEL
 name: newest_source
-creates: [csv_winner, csv_fact, csv_sighting]
+creates: [csv_winner, ki_first_row, csv_fact, csv_sighting]
 depends_on: [csv_staged]
 */
 -- Dedupe / newest source: one row per measurement digest among the batch's CSV rows.
@@ -16,17 +16,50 @@ from csv_staged
 where reason is null
 group by 1;
 
+-- KernelIndex's duplicate rule: within one file, the first row (of every row it maps, quarantined by us
+-- or not) that makes an externalId keeps it; a later row with that externalId is not a KernelIndex run.
+create or replace temp table ki_first_row as
+select filename, external_id, min(record_no) as first_record_no
+from csv_staged
+where identity = 'kernelindex'
+group by all;
+
+-- A fact's KernelIndex identity is that of the row giving its values; a derived row carries no
+-- KernelIndex run (external_id, run_digest and ki_* are null), only the OperationSpec of its kernel.
 create or replace temp table csv_fact as
+with winners as (
+    select
+        g.*,
+        g.identity = 'kernelindex' and g.record_no > d.first_record_no as ki_duplicate
+    from csv_staged as g
+    inner join csv_winner as w
+        on md5_number(g.measurement_digest) = w.k
+        and g.source_rank * 4294967296 + coalesce(g.record_no, 0) = w.winner
+    left join ki_first_row as d on g.filename = d.filename and g.external_id = d.external_id
+    where g.reason is null
+)
+
 select
-    g.measurement_digest, g.kernel_name, g.kernel_provider, g.kernel_operation_mode, g.metric_name,
-    g.metric_unit, g.gpu_name, g.x_name, g.x_label, g.x_value, g.extra_config, g.liger_version,
-    g.observed_at, g.observed_at_text, g.p20, g.p50, g.p80,
-    g.committed_at as value_committed_at, g.source_path as value_source_path
-from csv_staged as g
-inner join csv_winner as w
-    on md5_number(g.measurement_digest) = w.k
-    and g.source_rank * 4294967296 + coalesce(g.record_no, 0) = w.winner
-where g.reason is null;
+    measurement_digest, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+    metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version,
+    observed_at, observed_at_text, p20, p50, p80, occurrence,
+    committed_at as value_committed_at, source_path as value_source_path,
+    case when ki_duplicate then 'derived' else identity end as identity,
+    case
+        when ki_duplicate
+            then '{ki_duplicate_reason}'  -- contracts/kernelindex.py IDENTITY_REASONS
+        else identity_reason
+    end as identity_reason,
+    operation_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then external_id end as external_id,
+    case when identity = 'kernelindex' and not ki_duplicate then run_digest end as run_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then ki_workload_digest end as ki_workload_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then ki_implementation_digest end
+        as ki_implementation_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then ki_protocol_digest end as ki_protocol_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then ki_environment_digest end as ki_environment_digest,
+    case when identity = 'kernelindex' and not ki_duplicate then ki_identity_key end as ki_identity_key
+from winners;
 
 create or replace temp table csv_sighting as
 select distinct measurement_digest, source_path

@@ -35,7 +35,7 @@ select
     ) as gpu_name,
     g.observed_at, g.observed_at_text, g.liger_version, g.p20, g.p50, g.p80,
     g.protocol_digest, g.environment_digest, g.workload_digest, g.implementation_digest,
-    g.protocol_json, g.environment_json
+    g.protocol_json, g.environment_json, g.run_digest, g.external_id
 from good as g
 left join csv_gpus as c on g.gpu_slug = c.slug;
 
@@ -43,7 +43,7 @@ create or replace temp table batch_record as
 select
     kernel_name, kernel_operation_mode, kernel_provider, gpu_name, observed_at, observed_at_text,
     liger_version, p20, p50, p80, protocol_digest, environment_digest, workload_digest,
-    implementation_digest,
+    implementation_digest, run_digest, external_id,
     any_value(protocol_json) as protocol_json,
     any_value(environment_json) as environment_json
 from batch_record_rows

@@ -5,8 +5,9 @@ depends_on: [delta_fact_measurement, delta_learned_dimension, fact_provenance]
 -- fact_measurement as readers see it: the Delta table's facts, plus what is derived when read.
 -- * Provenance (fact_provenance, from fact_sighting): source_count, first/last seen commit and
 --   date, in_upstream_head.
--- * Learned dimensions: a CSV fact with no record of its own takes the environment learned for
---   its GPU, and (ms rows only) the protocol learned for its pass and GPU.
+-- * Learned dimensions: a derived CSV fact (no record of its own, identity 'derived') takes the
+--   environment learned for its GPU, and (ms rows only) the protocol learned for its pass and GPU.
+--   KernelIndex's own digests of a 'kernelindex' row are never overridden.
 -- * Timestamps as UTC wall-clock TIMESTAMPs, whatever the session's time zone.
 with learned_environment as (
     select gpu_name, digest from delta_learned_dimension where dimension = 'environment'
@@ -33,14 +34,24 @@ select
     f.p20,
     f.p50,
     f.p80,
-    case when f.origin = 'csv' then coalesce(le.digest, f.environment_digest) else f.environment_digest end
-        as environment_digest,
     case
-        when f.origin = 'csv' and f.metric_unit = 'ms' then coalesce(lp.digest, f.protocol_digest)
+        when f.origin = 'csv' and f.identity = 'derived' then coalesce(le.digest, f.environment_digest)
+        else f.environment_digest
+    end as environment_digest,
+    case
+        when f.origin = 'csv' and f.identity = 'derived' and f.metric_unit = 'ms'
+            then coalesce(lp.digest, f.protocol_digest)
         else f.protocol_digest
     end as protocol_digest,
     f.workload_digest,
     f.implementation_digest,
+    f.operation_digest,
+    f.external_id,
+    f.run_digest,
+    f.identity,
+    f.identity_reason,
+    f.occurrence,
+    f.fold_rule,
     coalesce(p.source_count, 0) as source_count,
     f.origin,
     p.first_seen_commit,

@@ -158,7 +158,8 @@ def test_h200_runs_and_gh_pages_snapshots_add_their_distinct_rows_to_the_upstrea
 def test_sample_record_folds_into_its_csv_row(shipped_warehouse):
     record = json.loads(SAMPLE_RECORD.read_text())["run"]["spec"]
     fact = sample_fact(shipped_warehouse)
-    assert fact["origin"] == "csv+kernelindex"
+    assert (fact["origin"], fact["fold_rule"], fact["identity"]) == ("csv+kernelindex", "run digest", "kernelindex")
+    assert fact["external_id"] == record["sourceNative"]["externalId"]
     for dim in ("protocol", "environment", "workload", "implementation"):
         assert fact[f"{dim}_digest"] == record[f"{dim}Digest"]
     assert fact["p50"] == record["sourceNative"]["metrics"]["ms_50"]
@@ -278,9 +279,14 @@ def test_reordered_and_extra_columns_give_the_same_facts(tmp_path):
     )
     assert materialize(plain, tmp_path / "wh1").success
     assert materialize(shuffled, tmp_path / "wh2").success
-    sql = "select measurement_digest, p20, p50, p80, workload_digest from measurements order by 1"
+    sql = "select measurement_digest, p20, p50, p80 from measurements order by 1"
     a, b = q(tmp_path / "wh1", sql), q(tmp_path / "wh2", sql)
     assert a == b and len(a) > 600
+    # KernelIndex reads by name too, but its row schema is strict: an unknown column rejects every row
+    assert q(tmp_path / "wh1", "select count(*) > 0 from measurements where identity = 'kernelindex'") == [(True,)]
+    assert q(tmp_path / "wh2", "select distinct identity, identity_reason from measurements") == [
+        ("derived", "KernelIndex rejects the row (unrecognized keys ['notes'])")
+    ]
 
 
 def test_record_without_csv_counterpart_is_its_own_fact(tmp_path):

@@ -47,13 +47,21 @@ def test_measurement_digest_sql_matches_python():
         gpu_name="NVIDIA B200",
         observed_at_text="2026-01-01 00:00:00",
         liger_version="0.8.0",
+        p20=0.000012,
+        p50=0.1,
+        p80=1e21,
+        occurrence=2,
     )
+    types = {"p20": "double", "p50": "double", "p80": "double", "occurrence": "bigint"}
     con = duckdb.connect()
-    con.execute("create table t as select " + ", ".join(f"${k}::varchar as {k}" for k in fields), fields)
+    con.execute(
+        "create table t as select " + ", ".join(f"${k}::{types.get(k, 'varchar')} as {k}" for k in fields), fields
+    )
     sql_digest = con.execute(f"select {measurement_digest_sql()} from t").fetchone()[0]
     assert sql_digest == measurement_digest(**fields)
-    # null and empty string must not collide
+    # null and empty string must not collide; the values are part of the identity
     assert measurement_digest(**{**fields, "x_value": ""}) != sql_digest
+    assert measurement_digest(**{**fields, "p50": 0.10000000000000002}) != sql_digest
 
 
 def test_exported_json_schemas_are_current(tmp_path):

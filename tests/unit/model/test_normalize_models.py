@@ -100,6 +100,35 @@ def test_fold_tie_breaks(con):
     assert folded == [("sha256:a", "sha256:w1")]
 
 
+def test_fold_exact_rules_first_the_heuristic_only_for_records_matching_no_row(con):
+    insert(
+        con,
+        "csv_fact",
+        [
+            csv_fact("sha256:a", run_digest="sha256:r1", external_id="e/1", p50=2.5),
+            csv_fact("sha256:b", x_value="2", run_digest="sha256:r2", external_id="e/2", p50=2.6),
+            csv_fact("sha256:c", x_value="3", run_digest=None, external_id=None),
+        ],
+    )
+    # r1 (and r9) would also match c by the heuristic: an exact match takes them out of it
+    insert(
+        con,
+        "batch_record",
+        [
+            record(run_digest="sha256:r1", external_id="other", workload_digest="sha256:w1"),
+            record(run_digest="sha256:r9", external_id="e/2", workload_digest="sha256:w2"),
+            record(run_digest="sha256:r8", external_id=None, workload_digest="sha256:w3"),
+        ],
+    )
+    run_model(con, "fold.sql")
+    folded = con.execute("select measurement_digest, workload_digest, fold_rule from fold order by 1").fetchall()
+    assert folded == [
+        ("sha256:a", "sha256:w1", "run digest"),
+        ("sha256:b", "sha256:w2", "externalId"),
+        ("sha256:c", "sha256:w3", "heuristic"),
+    ]
+
+
 def test_fold_needs_every_quantile_within_1e9(con):
     insert(con, "csv_fact", [csv_fact("sha256:a", p50=2.0 * (1 + 1e-8))])
     insert(con, "batch_record", [record()])
@@ -131,6 +160,10 @@ def test_record_only_fact_identity(con):
         gpu_name="NVIDIA H100",
         observed_at_text="2025-01-02 03:04:05",
         liger_version="0.5.0",
+        p20=1.0,
+        p50=2.0,
+        p80=3.0,
+        occurrence=1,
     )
     # Two records of one sweep in the same second stay two facts: the workload digest is in the identity.
     assert facts == [
@@ -163,6 +196,7 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
         workload_digest="sha256:w",
         implementation_digest="sha256:i",
         origin="csv",
+        identity="derived",
         run_seq=1,
     )
     facts = [
@@ -175,6 +209,8 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
             "environment_digest": "sha256:e-own",
             "protocol_digest": "sha256:p-own",
         },
+        # KernelIndex's own digests of a row it maps are never overridden by what records taught
+        fact | {"measurement_digest": "sha256:ki", "identity": "kernelindex"},
     ]
     reader = duck.connect()
     create_table_views(reader, {})
@@ -192,6 +228,7 @@ def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):
     ).fetchall()
     assert resolved == [
         ("sha256:folded", "sha256:e-own", "sha256:p-own"),
+        ("sha256:ki", "sha256:e-derived", "sha256:p-derived"),
         ("sha256:mb", "sha256:e-new", "sha256:p-derived"),
         ("sha256:ms", "sha256:e-new", "sha256:p-new"),
     ]
@@ -208,9 +245,10 @@ def _snapshot_dir(root: Path, p50: str, with_tsv_rows: list[tuple[str, str]]) ->
 
 
 @pytest.mark.parametrize("order", ["old_then_new", "new_then_old"])
-def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
-    """One measurement (same identity) carried by two snapshots with different values: its values come
-    from the snapshot with the newer commit date, whichever run brought which snapshot."""
+def test_two_snapshots_that_disagree_on_a_value_hold_two_measurements(tmp_path, order):
+    """Two snapshots carry a run stamped in the same second with other values: the values are part of the
+    identity, so both are kept (issue 20), whichever run brought which snapshot; a row both carry alike is one
+    measurement with two sightings, its provenance the newest snapshot."""
     from pipeline.ingest.discovery import discover
     from pipeline.serve.connect import connect
     from pipeline.store.merge import Merger
@@ -233,7 +271,7 @@ def test_newest_source_wins_when_two_snapshots_disagree(tmp_path, order):
     assert modes[0] == "full"
     with connect(warehouse=wh.root_uri, local_dir=str(tmp_path / "wh")) as c:  # provenance included
         rows = c.execute(
-            "select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1"
+            "select x_value, p50, source_count, last_seen_commit from fact_measurement order by 1, 2"
         ).fetchall()
-    assert rows == [("1", 0.7, 2, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
+    assert rows == [("1", 0.5, 1, "aaaaaaa"), ("1", 0.7, 1, "bbbbbbb"), ("2", 0.5, 2, "bbbbbbb")]
     shutil.rmtree(tmp_path / "wh")

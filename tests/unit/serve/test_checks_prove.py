@@ -28,6 +28,7 @@ TABLES = (
     "dim_protocol",
     "dim_workload",
     "dim_implementation",
+    "dim_operation",
     "source",
     "quarantine",
 )

@@ -122,10 +122,11 @@ def test_line_numbers_are_physical_lines(tmp_path):
     assert bad(rows) == [("line 6", Reason.SHORT_ROW)]
 
 
-def test_duplicate_rows_are_staged_each_and_fold_to_one_fact(tmp_path):
+def test_identical_rows_of_one_file_are_told_apart_by_their_occurrence(tmp_path):
     rows = stage_csv(tmp_path, csv_file(row("1"), row("1"), row("2")))
     good_rows = [r for r in rows if r["reason"] is None]
-    assert len(good_rows) == 3 and len({r["measurement_digest"] for r in good_rows}) == 2
+    assert len(good_rows) == 3 and len({r["measurement_digest"] for r in good_rows}) == 3
+    assert [r["occurrence"] for r in good_rows] == [1, 2, 1]
 
 
 # -- kernelindex bundles -------------------------------------------------------------------------
@@ -236,8 +237,11 @@ def test_mixed_bad_data_raw_end_to_end(tmp_path):
                 "select x_value from fact_measurement where kernel_name <> 'fused_add_rms_norm'"
             ).fetchall()
         )
-        assert xs == ["1", "10", "7", "8", "9"]  # "1" appears three times in two files: one fact
-        assert con.execute("select source_count from fact_measurement where x_value = '1'").fetchone()[0] == 2
+        # "1" appears twice in a file and once in another: two facts (occurrences 1 and 2), the first in both files
+        assert xs == ["1", "1", "10", "7", "8", "9"]
+        assert con.execute(
+            "select source_count from fact_measurement where x_value = '1' order by occurrence"
+        ).fetchall() == [(2,), (1,)]
         reasons = dict(con.execute("select reason, count(*) from quarantine group by 1").fetchall())
         assert reasons == {
             "non_numeric_value": 1,

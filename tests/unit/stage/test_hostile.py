@@ -145,7 +145,10 @@ ALLOWED_INTERPOLATIONS = {
         "quantiles",
         "observed_at_text",
         "future",
+        "ki_columns",  # KI_FIELDS, the module's own names
+        "line_key",  # header names, each quoted by _q (as raw_expr)
     },
+    "pipeline/cli/export.py": {"dim"},  # a dimension name of the module's own tuple
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
@@ -159,7 +162,16 @@ ALLOWED_INTERPOLATIONS = {
     # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
     "pipeline/stage/driver.py": {"table", "raw_text"},
     # `macro`: a rule of contracts/rules.py as a DuckDB macro (code-made text).
-    "pipeline/model/run.py": {"', '.join(key_cols)", "name", "known_gpu", "known_record", "macro"},
+    # picked/digest: KERNELINDEX_OBJECTS, the module's own column lists
+    "pipeline/model/run.py": {
+        "', '.join(key_cols)",
+        "name",
+        "known_gpu",
+        "known_record",
+        "macro",
+        "picked",
+        "digest",
+    },
     "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
 

@@ -48,6 +48,10 @@ def test_zoned_csv_timestamps_are_normalized_to_utc(tmp_path):
         gpu_name="NVIDIA A100",
         observed_at_text="2024-09-03 13:31:39",
         liger_version="0.2.1",
+        p20=0.4,
+        p50=0.5,
+        p80=0.6,
+        occurrence=1,
     )
     assert {r["measurement_digest"] for r in rows} == {expected}
 
