@@ -13,6 +13,10 @@ PROJECT = Path(__file__).resolve().parents[1]
 DATA_RAW = PROJECT / "data_raw"
 SAMPLE_RECORD = DATA_RAW / "kernelindex" / "a8e1599773300c7d.json"
 
+from tests.fixtures import commit_interface  # noqa: E402
+
+commit_interface.install()
+
 os.environ.setdefault("DAGSTER_HOME", str(PROJECT / ".dagster_home"))
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 

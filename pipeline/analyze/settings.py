@@ -108,6 +108,30 @@ class RegressionSettings(BaseModel):
         le=24.0 * 3650,
         description="A reference measurement counts only within this many hours of the liger one.",
     )
+    memory_min_noise_floor: float = Field(
+        0.001,
+        ge=0.0,
+        le=1.0,
+        description="Smallest memory change judged beyond noise: Liger's harness measures MB exactly.",
+    )
+    default_noise_threshold: float = Field(
+        0.10,
+        ge=0.0,
+        le=10.0,
+        description="Threshold on a GPU with too few re-runs of its own (speed and other metrics).",
+    )
+    default_memory_threshold: float = Field(
+        0.03,
+        ge=0.0,
+        le=10.0,
+        description="Memory threshold on a GPU with too few memory re-runs of its own.",
+    )
+    settle_runs: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        description="Runs per side whose agreement settles a change beyond noise when bands overlap.",
+    )
     change_point_penalty: float = Field(
         1.0,
         gt=0.0,
@@ -125,6 +149,10 @@ _COLUMNS: dict[str, str] = {
     "sweep_min_band_fraction": "double",
     "min_shared_points": "integer",
     "reference_max_gap_hours": "double",
+    "memory_min_noise_floor": "double",
+    "default_noise_threshold": "double",
+    "default_memory_threshold": "double",
+    "settle_runs": "integer",
     "change_point_penalty": "double",
 }
 assert set(_COLUMNS) == set(RegressionSettings.model_fields), "settings table out of sync"
