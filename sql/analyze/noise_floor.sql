@@ -18,14 +18,17 @@ depends_on: [commit_ranges, regression_settings, series_steps, step_changes]
 -- Every provider's re-runs count (torch re-run on the same machine is machine noise too).
 -- duration_bucket: speed points by their p50 in decades of ms (floor(log10 p50): -2 is
 -- 0.01-0.1 ms, launch-bound; 1 is 10-100 ms); other metrics one bucket (0).
--- A re-run sweep's noise in a bucket is the noise_quantile of its points' moves there
--- (interpolated like quantile_cont). Rows:
---   scope 'bucket'  per gpu_name, metric_name, duration_bucket: the MEDIAN over its re-run sweeps;
---   scope 'gpu'     per gpu_name, metric_name: the median over its re-run sweeps of every bucket.
--- A row is `trusted` with at least min_rerun_sweeps re-run sweeps, so no single run (a cold one
--- or an unusually quiet one) sets a threshold; the pair views use the bucket when trusted, else
--- the GPU's, else the default of regression_settings (default_noise_threshold, or
--- default_memory_threshold for memory) and say so (threshold_source).
+-- Rows:
+--   scope 'bucket'  per gpu_name, metric_name, duration_bucket;
+--   scope 'gpu'     per gpu_name, metric_name, every duration.
+-- A row's noise is the noise_quantile (interpolated like quantile_cont) of the moves of its
+-- re-run points, after leaving out every point of its loudest and of its quietest re-run sweep
+-- (when it has more than two): one cold run cannot raise a threshold, one unusually quiet run
+-- cannot lower it, and the tail of real re-run noise (launch-bound kernels moving 20 % and more)
+-- stays in. A row is `trusted` with at least min_rerun_sweeps re-run sweeps left after that;
+-- the pair views use the bucket when trusted, else the GPU's row, else the default of
+-- regression_settings (default_noise_threshold, or default_memory_threshold for memory) and say
+-- so (threshold_source).
 -- Nothing is pooled across GPUs: re-runs on one GPU never move another GPU's thresholds.
 -- threshold = greatest(floor, noise_multiplier * noise), floor = min_noise_floor, or
 -- memory_min_noise_floor for memory (Liger's harness measures memory exactly: re-runs repeat the
@@ -75,6 +78,10 @@ with rerun_moves as (
 bucketed as (
     select
         rerun_moves.*,
+        concat_ws(
+            '|', rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, x_name,
+            extra_config, cast(unit_rank as varchar)
+        ) as unit_id,
         case
             when metric_name = 'speed' then cast(floor(log10(p50)) as integer)
             else 0
@@ -82,42 +89,84 @@ bucketed as (
     from rerun_moves
 ),
 
-ordered as (
+-- every move twice: in its duration bucket, and in its GPU's all-durations row (bucket -99)
+scoped as (
+    select 'bucket' as scope, bucketed.* from bucketed
+    union all
     select
-        bucketed.*,
-        row_number() over (
-            partition by
-                rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-                gpu_name, x_name, extra_config, unit_rank, duration_bucket
-            order by move_log, x_value
-        ) as move_order,
-        count(*) over (
-            partition by
-                rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-                gpu_name, x_name, extra_config, unit_rank, duration_bucket
-        ) as unit_points
+        'gpu' as scope,
+        rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+        x_name, extra_config, x_value, unit_rank, move_log, p50, unit_id,
+        -99 as duration_bucket
     from bucketed
+),
+
+units as (
+    select
+        scope,
+        gpu_name,
+        metric_name,
+        duration_bucket,
+        unit_id,
+        max(rerun_kind) as rerun_kind,
+        max(move_log) as unit_max_log
+    from scoped
+    group by scope, gpu_name, metric_name, duration_bucket, unit_id
+),
+
+ranked_units as (
+    select
+        units.*,
+        count(*) over scope_row as units_in_row,
+        row_number() over (
+            partition by scope, gpu_name, metric_name, duration_bucket
+            order by unit_max_log desc, unit_id
+        ) as loudness,
+        row_number() over (
+            partition by scope, gpu_name, metric_name, duration_bucket
+            order by unit_max_log, unit_id
+        ) as quietness
+    from units
+    window scope_row as (partition by scope, gpu_name, metric_name, duration_bucket)
+),
+
+-- the loudest and the quietest re-run sweep of each row are left out when there are more
+-- than two: no single run, cold or unusually quiet, moves a threshold
+kept as (
+    select scoped.*
+    from scoped
+    inner join ranked_units
+        on ranked_units.scope = scoped.scope
+        and ranked_units.gpu_name = scoped.gpu_name
+        and ranked_units.metric_name = scoped.metric_name
+        and ranked_units.duration_bucket = scoped.duration_bucket
+        and ranked_units.unit_id = scoped.unit_id
+    where ranked_units.units_in_row <= 2
+        or (ranked_units.loudness > 1 and ranked_units.quietness > 1)
 ),
 
 positioned as (
     select
-        ordered.*,
-        1 + regression_settings.noise_quantile * (unit_points - 1) as position
-    from ordered
+        kept.*,
+        row_number() over scope_row as move_order,
+        1 + regression_settings.noise_quantile * (count(*) over scope_all - 1) as position
+    from kept
     cross join regression_settings
+    window
+        scope_row as (
+            partition by scope, gpu_name, metric_name, duration_bucket
+            order by move_log, unit_id, x_value
+        ),
+        scope_all as (partition by scope, gpu_name, metric_name, duration_bucket)
 ),
 
-rerun_sweeps as (
+pooled as (
     select
-        rerun_kind,
+        scope,
         gpu_name,
         metric_name,
         duration_bucket,
-        concat_ws(
-            '|', rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, x_name,
-            extra_config, cast(unit_rank as varchar)
-        ) as unit_id,
-        count(*) as rerun_points,
+        count(*) as kept_points,
         median(move_log) as median_log,
         max(case when move_order = floor(position) then move_log end)
         + max(position - floor(position))
@@ -126,50 +175,53 @@ rerun_sweeps as (
             - max(case when move_order = floor(position) then move_log end)
         ) as noise_log
     from positioned
-    group by
-        rerun_kind, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, extra_config, unit_rank, duration_bucket
+    group by scope, gpu_name, metric_name, duration_bucket
 ),
 
-bucket_rows as (
+unit_counts as (
     select
-        'bucket' as scope,
+        scope,
         gpu_name,
         metric_name,
         duration_bucket,
-        sum(rerun_points) as rerun_points,
         count(*) as rerun_sweeps,
         count(case when rerun_kind = 'same commit' then 1 end) as same_commit_sweeps,
         count(case when rerun_kind = 'no kernel change' then 1 end) as no_kernel_change_sweeps,
-        count(case when rerun_kind = 'same version' then 1 end) as same_version_sweeps,
-        median(median_log) as median_log,
-        median(noise_log) as noise_log
-    from rerun_sweeps
-    group by gpu_name, metric_name, duration_bucket
+        count(case when rerun_kind = 'same version' then 1 end) as same_version_sweeps
+    from units
+    group by scope, gpu_name, metric_name, duration_bucket
 ),
 
-gpu_rows as (
-    select
-        'gpu' as scope,
-        gpu_name,
-        metric_name,
-        cast(null as integer) as duration_bucket,
-        sum(rerun_points) as rerun_points,
-        count(distinct unit_id) as rerun_sweeps,
-        count(distinct case when rerun_kind = 'same commit' then unit_id end) as same_commit_sweeps,
-        count(distinct case when rerun_kind = 'no kernel change' then unit_id end)
-            as no_kernel_change_sweeps,
-        count(distinct case when rerun_kind = 'same version' then unit_id end) as same_version_sweeps,
-        median(median_log) as median_log,
-        median(noise_log) as noise_log
-    from rerun_sweeps
-    group by gpu_name, metric_name
+point_counts as (
+    select scope, gpu_name, metric_name, duration_bucket, count(*) as rerun_points
+    from scoped
+    group by scope, gpu_name, metric_name, duration_bucket
 ),
 
 all_rows as (
-    select * from bucket_rows
-    union all
-    select * from gpu_rows
+    select
+        unit_counts.scope,
+        unit_counts.gpu_name,
+        unit_counts.metric_name,
+        case when unit_counts.scope = 'bucket' then unit_counts.duration_bucket end as duration_bucket,
+        point_counts.rerun_points,
+        unit_counts.rerun_sweeps,
+        unit_counts.same_commit_sweeps,
+        unit_counts.no_kernel_change_sweeps,
+        unit_counts.same_version_sweeps,
+        pooled.median_log,
+        pooled.noise_log
+    from unit_counts
+    inner join point_counts
+        on point_counts.scope = unit_counts.scope
+        and point_counts.gpu_name = unit_counts.gpu_name
+        and point_counts.metric_name = unit_counts.metric_name
+        and point_counts.duration_bucket = unit_counts.duration_bucket
+    inner join pooled
+        on pooled.scope = unit_counts.scope
+        and pooled.gpu_name = unit_counts.gpu_name
+        and pooled.metric_name = unit_counts.metric_name
+        and pooled.duration_bucket = unit_counts.duration_bucket
 ),
 
 thresholds as (
@@ -180,7 +232,7 @@ thresholds as (
             else regression_settings.min_noise_floor
         end as noise_floor_min,
         regression_settings.noise_multiplier,
-        all_rows.rerun_sweeps >= regression_settings.min_rerun_sweeps as trusted
+        all_rows.rerun_sweeps - 2 >= regression_settings.min_rerun_sweeps as trusted
     from all_rows
     cross join regression_settings
 ),
