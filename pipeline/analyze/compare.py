@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-__all__ = ["compare", "judge_measurements", "resolve_point", "Point", "MOVED", "COMPARE_COLUMNS"]
+__all__ = ["compare", "judge_measurements", "run_models", "resolve_point", "Point", "MOVED", "COMPARE_COLUMNS"]
 
 MOVED = ("regression", "improvement", "drift", "transient", "inconclusive", "unstable")
 COMPARE_COLUMNS = (
@@ -100,13 +100,30 @@ def resolve_point(con, text: str, gpu: str | None = None) -> Point:
             return Point(text, "commit", found[0][0], None, text)
         if len(found) > 1:
             raise LookupError(f"{text!r} is ambiguous: {sorted(r[0] for r in found)}")
-    raise LookupError(f"{text!r} is no release, Liger version or benchmarked commit measured{' on ' + gpu if gpu else ''}")
+    raise LookupError(
+        f"{text!r} is no release, Liger version or benchmarked commit measured{' on ' + gpu if gpu else ''}"
+    )
+
+
+def run_models(con, models, given: dict[str, str] | None = None) -> None:
+    """Create each model on ``con`` in order: a materialized model as a table (as the warehouse build
+    stores it, so later models read rows, not a re-planned chain), the others as views. ``given``:
+    model name -> a table already on ``con`` to use instead of running the model."""
+    from pipeline.serve.duckdb_build import create_view
+
+    for model in models:
+        if given and model.name in given:
+            con.execute(f'create or replace table "{model.name}" as select * from "{given[model.name]}"')
+        elif model.materialize:
+            con.execute(f'create or replace table "{model.name}" as\n{model.sql}')
+        else:
+            create_view(con, model.name, model)
 
 
 def judge_measurements(source, query: str, params: dict | None = None) -> duckdb.DuckDBPyConnection:
     """The analysis models over the rows ``query`` selects from ``source``'s measurements, on a new
     in-memory connection, with ``source``'s thresholds, settings, version order and commits."""
-    from pipeline.serve.duckdb_build import create_view, view_files
+    from pipeline.serve.duckdb_build import view_files
 
     scratch = duckdb.connect()
     scratch.register("chosen", source.sql(query, params=params or {}).to_arrow_table())
@@ -118,11 +135,8 @@ def judge_measurements(source, query: str, params: dict | None = None) -> duckdb
         scratch.unregister("copied")
     for table in ("regression_settings", "liger_version_order", "benchmark_commit"):
         scratch.execute(f"create table {table} as select * from {table}__source")
-    for model in view_files():
-        create_view(scratch, model.name, model)
     # the full warehouse's noise, not the noise of the two steps alone
-    scratch.execute("drop view noise_floor")
-    scratch.execute("create table noise_floor as select * from noise_floor__source")
+    run_models(scratch, view_files(), given={"noise_floor": "noise_floor__source"})
     return scratch
 
 
