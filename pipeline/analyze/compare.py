@@ -87,8 +87,8 @@ def resolve_point(con, text: str, gpu: str | None = None) -> Point:
         ).fetchall()
         if len(found) == 1:
             return Point(text, "commit", found[0][0], text, text)
-    found = con.execute(f"select count(*) from measurements where liger_version = $t{where_gpu}", params).fetchone()
-    if found[0]:
+    found = con.execute(f"select count(*) from measurements where liger_version = $t{where_gpu}", params).fetchall()
+    if found[0][0]:
         return Point(text, "version", None, text, text)
     if has_commits and len(text) >= 7 and all(c in "0123456789abcdef" for c in text.lower()):
         found = con.execute(

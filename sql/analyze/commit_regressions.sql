@@ -37,6 +37,7 @@ select
     range_to.commits_through - range_from.commits_through as commits_between,
     case
         when range_to.kernel_changes_through is null or range_from.kernel_changes_through is null
+            or range_to.kernel_unknown_through > range_from.kernel_unknown_through
             then cast(null as boolean)
         when range_to.kernel_changes_through > range_from.kernel_changes_through then true
         else false

@@ -182,11 +182,14 @@ def test_noise_floor_is_per_gpu_and_never_below_its_floor(con):
            where threshold < case when metric_name = 'memory' then memory_min_noise_floor else min_noise_floor end"""
     ).fetchone()
     assert below == 0
-    # the published same-version re-run median move is 1.7 %
+    # the published same-version re-run median move of upstream's CSV history is 1.7 % (the gh-pages
+    # snapshots' weekly runs of one version are different commits, not re-runs)
     (median,) = con.execute(
         """with r as (select abs(p50 / first_value(p50) over w - 1) as spread,
                              row_number() over w as rn
                       from measurements
+                      where measurement_digest not in (
+                          select measurement_digest from fact_sighting where source_path like 'liger_gh_pages/%')
                       window w as (partition by kernel_name, kernel_provider, kernel_operation_mode,
                                    metric_name, gpu_name, x_name, x_value, extra_config, liger_version
                                    order by observed_at desc))
@@ -323,8 +326,10 @@ def test_rerun_false_alarms_and_synthetic_shift_recall(tmp_path):
         if r["noise"] == "in-sample" and r["sweeps"]:
             assert r["rate"] <= 0.02, r
     for r in results["shifts"]:
-        if r["shift"] == 0:
+        if r["shift"] == 0 and r["pool"] == "copy":
             assert r["flagged"] == 0, r
+        if r["shift"] == 0 and r["pool"] == "rerun" and r["sweeps"]:
+            assert r["rate"] <= 0.02, r  # a commit's two real runs: re-run noise
         if r["shift"] == 0.3 and r["band"] == "speed >= 1 ms" and r["sweeps"]:
             assert r["rate"] >= 0.9, r
 
