@@ -80,7 +80,7 @@ nearest as (
     select
         candidates.*,
         row_number() over (
-            partition by liger_digest, reference_provider
+            partition by axis, liger_digest, reference_provider
             order by gap_hours, reference_observed_at desc, reference_digest
         ) as nearness
     from candidates
