@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex
+.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -67,6 +67,10 @@ sql: setup
 export-kernelindex: setup
 	@test -n "$(DEST)" || { echo "usage: make export-kernelindex DEST=dir"; exit 2; }
 	$(PY) -m pipeline.cli.export $(DEST)
+
+## Sweeps that moved between two releases, versions or commits: make compare FROM=0.6.5 TO=0.7.0 [GPU="..."] [ALL=1]
+compare: setup
+	$(PY) -m pipeline.cli.compare "$(FROM)" "$(TO)" $(if $(GPU),--gpu "$(GPU)") $(if $(ALL),--all)
 
 ## Static dashboard of warehouse/liger.duckdb -> warehouse/site/index.html (opens from disk, no server).
 site: setup

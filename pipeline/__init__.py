@@ -9,4 +9,11 @@ def connect(*args, **kwargs):
     return _connect(*args, **kwargs)
 
 
-__all__ = ["connect"]
+def compare(from_: str, to: str, gpu: str | None = None, **kwargs) -> list[dict]:
+    """The sweeps that moved between two releases, versions or commits (see pipeline.analyze.compare)."""
+    from pipeline.analyze.compare import compare as _compare
+
+    return _compare(from_, to, gpu, **kwargs)
+
+
+__all__ = ["connect", "compare"]

@@ -1,12 +1,14 @@
-"""Change points: which version introduced each lasting shift of a sweep.
+"""Change points: which version, or which benchmarked commit, introduced each lasting shift of a sweep.
 
 ``build_change_points(con)`` runs after the SQL views and creates the table
 ``change_points`` in the same connection. No Dagster imports here.
 
-Method, per liger-family sweep (kernel, provider, mode, metric, GPU, x_name,
-extra_config) with at least 3 versions:
+Method, per axis ('version': PEP 440 versions; 'commit': benchmarked commits in commit order) and
+liger-family sweep (kernel, provider, mode, metric, GPU, x_name, extra_config) with at least 3
+steps (versions or commits). One implementation for both axes: on the commit axis ``version`` /
+``previous_version`` hold the commits' short shas and ``version_rank`` their commit order.
 
-1. Chain the version pairs of ``sweep_regressions`` into a level series:
+1. Chain the sweep pairs of ``verdicts`` (level 'sweep', one axis) into a level series:
    ``level_0 = 0`` and ``level_i = level_{i-1} + ln(step_i)``, where ``step_i``
    is the pair's geomean normalized ratio (``basis = 'normalized'``, when every
    pair of the chain has a reference) or else its raw geomean ratio
@@ -22,8 +24,8 @@ extra_config) with at least 3 versions:
    so a reported shift is always beyond noise. ``direction`` is ``worse``
    (higher ms / MB) or ``better``.
 
-ruptures (and through it scipy) is imported only when some sweep has >= 3
-versions: the shipped history has none, and the import costs about a second.
+ruptures (and through it scipy) is imported only when some chain has >= 3 steps and
+leaves its noise band (the import costs about a second).
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ __all__ = [
     "segment_levels",
     "sweep_change_points",
     "CHANGE_POINTS_DDL",
+    "SOURCE_SQL",
     "SWEEP_KEY_COLUMNS",
     "PAIR_COLUMNS",
 ]
 
 CHANGE_POINTS_DDL = """
 create or replace table change_points (
+    axis varchar,
     kernel_name varchar,
     kernel_provider varchar,
     kernel_operation_mode varchar,
@@ -52,9 +56,9 @@ create or replace table change_points (
     x_name varchar,
     extra_config varchar,
     version varchar,
-    version_rank integer,
+    version_rank bigint,
     previous_version varchar,
-    previous_version_rank integer,
+    previous_version_rank bigint,
     direction varchar,
     shift_ratio double,
     level_before double,
@@ -69,21 +73,28 @@ create or replace table change_points (
 )
 """
 
-_SOURCE_SQL = """
+SOURCE_SQL = """
 select
-    kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
+    axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
     gpu_name, x_name, extra_config,
-    from_version, to_version, from_version_rank, to_version_rank,
-    geomean_ratio, geomean_normalized_ratio, threshold, verdict
-from sweep_regressions
-order by
-    kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+    from_label as from_version, to_label as to_version,
+    from_step_rank as from_version_rank, to_step_rank as to_version_rank,
+    ratio as geomean_ratio, normalized_ratio as geomean_normalized_ratio, threshold, verdict
+from verdicts
+where level = 'sweep'
+"""
+_SOURCE_SQL = (
+    SOURCE_SQL
+    + """order by
+    axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
     x_name nulls first, extra_config nulls first, to_version_rank
 """
+)
 
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
-_SWEEP_KEY = slice(0, 8)
+_SWEEP_KEY = slice(0, 9)
 SWEEP_KEY_COLUMNS = (
+    "axis",
     "kernel_name",
     "kernel_provider",
     "kernel_operation_mode",
@@ -211,7 +222,7 @@ def sweep_change_points(key: Sequence, pairs: Sequence[Sequence], penalty_factor
 
 
 def build_change_points(con) -> int:
-    """Create table ``change_points`` from view ``sweep_regressions``; return its row count.
+    """Create table ``change_points`` from the sweep rows of ``verdicts`` (both axes); return its row count.
 
     Works with zero sweeps (creates an empty table). Reads the PELT penalty
     factor from ``regression_settings``.
@@ -222,7 +233,7 @@ def build_change_points(con) -> int:
 
     sweeps: dict[tuple, list[_Pair]] = {}
     for r in records:
-        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(_Pair(r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]))
+        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(_Pair(*r[9:17]))
 
     rows: list[tuple] = []
     for key, pairs in sweeps.items():

@@ -18,20 +18,19 @@ re-run points):
   within-version spread ln(max p50 / min p50), not the median: a verdict has
   to survive the bad re-runs, not the typical one. Sweeps have 4-8 points, so
   this is close to their worst point.
-* ``min_rerun_sweeps = 3``: a group's own noise is the median over its re-run
-  sweeps, and it is used only when the group has at least 3 of them, so no
-  single run can set it. A group with fewer borrows the pooled noise of its
-  metric (the median over every re-run sweep of that metric). On the shipped
-  history every group has exactly one re-run sweep: jsd/liger/forward on B200
-  has a cold 0.8.0 re-run 6x slower than its sibling, which used to set that
-  group's threshold to +-939 %.
-* ``noise_multiplier = 1.5``: a change must exceed 1.5x that spread. Together
-  with the quantile this keeps every shipped same-version re-run unflagged.
-* ``min_noise_floor = 0.03``: no threshold is ever below 3 %. Memory re-runs
-  are usually bit-identical (noise 0), and most groups have no re-runs at all;
-  3 % is above the 1.7 % median re-run move and below the 10 % shifts we must
-  catch. Groups without re-runs fall back to the median noise of the groups of
-  the same metric, then of all groups, then to this floor.
+* ``min_rerun_sweeps = 3``: noise is measured per GPU, metric and duration bucket (sql/analyze/
+  noise_floor.sql) from re-runs (a commit benchmarked twice, snapshots with no kernel change between
+  them, a version run twice without known commits). A bucket's loudest and quietest re-run sweeps are
+  left out, and it is used only with at least 3 re-run sweeps left, so no single run (cold or quiet)
+  sets a threshold; else the GPU's row for the metric, else the defaults below. Never another GPU's.
+* ``noise_multiplier = 1.5``: a change must exceed 1.5x that noise.
+* ``min_noise_floor = 0.03``: no speed threshold is ever below 3 %;
+  ``memory_min_noise_floor = 0.001``: Liger's harness measures memory exactly (re-runs repeat the same
+  MB), so a reproduced memory step of 0.5 % is real.
+* ``default_noise_threshold = 0.10`` / ``default_memory_threshold = 0.03``: a GPU with too few re-runs
+  of its own (the H200 runs: one per version) uses these, and every reason says so.
+* ``settle_runs = 3``: a change beyond noise whose bands overlap is ``inconclusive`` while a side has
+  fewer runs; the reason says how many more would settle it. With 3 agreeing runs a side, the medians decide.
 * ``require_band_separation = True``: upstream stores p20/p80 beside every
   median; a point is only a regression when the bands do not overlap
   (to_p20 > from_p80), an improvement when to_p80 < from_p20.
@@ -108,6 +107,30 @@ class RegressionSettings(BaseModel):
         le=24.0 * 3650,
         description="A reference measurement counts only within this many hours of the liger one.",
     )
+    memory_min_noise_floor: float = Field(
+        0.001,
+        ge=0.0,
+        le=1.0,
+        description="Smallest memory change judged beyond noise: Liger's harness measures MB exactly.",
+    )
+    default_noise_threshold: float = Field(
+        0.10,
+        ge=0.0,
+        le=10.0,
+        description="Threshold on a GPU with too few re-runs of its own (speed and other metrics).",
+    )
+    default_memory_threshold: float = Field(
+        0.03,
+        ge=0.0,
+        le=10.0,
+        description="Memory threshold on a GPU with too few memory re-runs of its own.",
+    )
+    settle_runs: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        description="Runs per side whose agreement settles a change beyond noise when bands overlap.",
+    )
     change_point_penalty: float = Field(
         1.0,
         gt=0.0,
@@ -125,6 +148,10 @@ _COLUMNS: dict[str, str] = {
     "sweep_min_band_fraction": "double",
     "min_shared_points": "integer",
     "reference_max_gap_hours": "double",
+    "memory_min_noise_floor": "double",
+    "default_noise_threshold": "double",
+    "default_memory_threshold": "double",
+    "settle_runs": "integer",
     "change_point_penalty": "double",
 }
 assert set(_COLUMNS) == set(RegressionSettings.model_fields), "settings table out of sync"

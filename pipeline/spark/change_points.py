@@ -11,7 +11,13 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from pipeline.analyze.change_points import CHANGE_POINTS_DDL, PAIR_COLUMNS, SWEEP_KEY_COLUMNS, sweep_change_points
+from pipeline.analyze.change_points import (
+    CHANGE_POINTS_DDL,
+    PAIR_COLUMNS,
+    SOURCE_SQL,
+    SWEEP_KEY_COLUMNS,
+    sweep_change_points,
+)
 
 __all__ = ["change_points_frame", "change_points_schema"]
 
@@ -34,7 +40,7 @@ def _present(value):
 
 
 def change_points_frame(spark, penalty_factor: float):
-    """A DataFrame with the rows of DuckDB's ``change_points`` table, from view ``sweep_regressions``."""
+    """A DataFrame with the rows of DuckDB's ``change_points`` table, from the sweep rows of ``verdicts``."""
     import pandas as pd
 
     schema = change_points_schema()
@@ -50,5 +56,5 @@ def change_points_frame(spark, penalty_factor: float):
         rows = sweep_change_points(key, pairs, penalty_factor)
         return pd.DataFrame(rows, columns=names)
 
-    source = spark.table("sweep_regressions").select(*key_columns, *pair_columns)
+    source = spark.sql(SOURCE_SQL).select(*key_columns, *pair_columns)
     return source.groupBy(*key_columns).applyInPandas(per_sweep, schema=schema)

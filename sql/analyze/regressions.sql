@@ -4,7 +4,7 @@ depends_on: [verdicts]
 */
 -- regressions: one verdict per liger-family series and consecutive version pair.
 --
--- The point rows of `verdicts` (where the rule and its reasons live). ratio =
+-- The point rows of `verdicts` on the version axis (where the rule and its reasons live). ratio =
 -- to_p50 / from_p50 over the medians of every run of each version; from_runs /
 -- to_runs say how many runs each side had, from_spread / to_spread how far
 -- they disagree (p50_max / p50_min, 1 for a single run).
@@ -48,9 +48,11 @@ select
     threshold,
     threshold_log,
     noise_scope,
+    threshold_source,
+    min_detectable_change,
     raw_beyond_noise,
     reference_confirms,
     verdict,
     reason
 from verdicts
-where level = 'point'
+where level = 'point' and axis = 'version'

@@ -1,48 +1,40 @@
 /* MODEL
 name: series_versions
-materialized: table
-incremental_key: [kernel_name, gpu_name]
-depends_on: [ranked_measurements]
+depends_on: [series_steps]
 */
--- series_versions: one row per series and version, summarizing EVERY run of it.
+-- series_versions: one row per series and version, summarizing EVERY run of it
+-- (the version axis of series_steps, with its columns named for versions).
 --
 -- Series key, version order and the Liger-family rule: see ranked_measurements.
--- Over the runs of one series at one version:
 --   runs          how many runs (1 for most series)
 --   p50           the median of the runs' p50
 --   p50_min/max   the lowest and highest p50 of a run
---   spread_log    ln(p50_max / p50_min): how far the runs of this version
---                 disagree (0 for a single run); the unit of re-run noise
---   p20, p80      the envelope band: the lowest p20 and the highest p80 of any
---                 run, so a band separation holds for every run, not just one
+--   spread_log    ln(p50_max / p50_min): how far the runs of this version disagree
+--   p20, p80      the envelope band: the lowest p20 and the highest p80 of any run
 --   observed_at   the latest run; first_observed_at the earliest.
--- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
--- version here (liger_version shows the greater text).
 select
     kernel_name,
     kernel_provider,
     is_liger,
     kernel_operation_mode,
     metric_name,
-    max(metric_unit) as metric_unit,
+    metric_unit,
     gpu_name,
     x_name,
-    max(x_label) as x_label,
+    x_label,
     x_value,
-    max(x_numeric) as x_numeric,
+    x_numeric,
     extra_config,
-    max(liger_version) as liger_version,
+    liger_version,
     version_rank,
-    max(observed_at) as observed_at,
-    min(observed_at) as first_observed_at,
-    count(*) as runs,
-    median(p50) as p50,
-    min(p50) as p50_min,
-    max(p50) as p50_max,
-    ln(max(p50) / min(p50)) as spread_log,
-    min(p20) as p20,
-    max(p80) as p80
-from ranked_measurements
-group by
-    kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
-    gpu_name, x_name, x_value, extra_config, version_rank
+    observed_at,
+    first_observed_at,
+    runs,
+    p50,
+    p50_min,
+    p50_max,
+    spread_log,
+    p20,
+    p80
+from series_steps
+where axis = 'version'

@@ -1,25 +1,28 @@
 /* MODEL
 name: sweep_pairs
-depends_on: [point_pairs, sweep_versions]
+depends_on: [point_pairs, sweep_steps]
 */
--- sweep_pairs: the evidence for one liger-family sweep and consecutive version pair.
+-- sweep_pairs: the evidence for one liger-family sweep and pair of consecutive steps, on both
+-- axes.
 --
 -- A sweep is a series without x_value (see ranked_measurements). Consecutive
--- versions are consecutive among the versions the sweep was measured at (PEP
--- 440 order). Over the x points BOTH versions measured (exactly the rows of
--- `point_pairs` for this version pair):
+-- steps are consecutive among the steps the sweep was measured at (PEP 440
+-- order of versions, or commit order). Over the x points BOTH steps measured
+-- (exactly the rows of `point_pairs` for this pair):
 --   geomean_ratio            exp(avg(ln(to_p50 / from_p50)))
 --   geomean_normalized_ratio exp(avg(ln(normalized_ratio))) over the shared
 --                            points that have a reference (NULL if none)
 --   from/to_spread_log       the average, over the shared points measured more
---                            than once at that version, of the within-version
---                            spread ln(p50_max / p50_min) (0 with one run):
---                            "the two runs of 0.8.5 differ x2.2"
---   from_runs / to_runs      the most runs any point of the sweep had at that
---                            version.
+--                            than once at that step, of the within-step
+--                            spread ln(p50_max / p50_min) (0 with one run)
+--   from_runs / to_runs      the most runs any point of the sweep had at that step
+--   threshold                exp(avg(ln(1 + point threshold))) - 1: the sweep's points may
+--                            span durations, each with its own measured noise
+--   threshold_source         the source of the points' thresholds (the greatest text when they differ)
 -- Judged in `verdicts` with the same rule as a single point.
 with aggregated as (
     select
+        axis,
         kernel_name,
         kernel_provider,
         kernel_operation_mode,
@@ -27,8 +30,8 @@ with aggregated as (
         gpu_name,
         x_name,
         extra_config,
-        from_version_rank,
-        to_version_rank,
+        from_step_rank,
+        to_step_rank,
         count(*) as shared_points,
         count(normalized_ratio) as reference_points,
         array_to_string(
@@ -43,30 +46,39 @@ with aggregated as (
         count(case when bands_separated and direction = 'worse' then 1 end) as points_bands_worse,
         count(case when bands_separated and direction = 'better' then 1 end)
             as points_bands_better,
-        max(threshold) as threshold,
-        max(threshold_log) as threshold_log,
-        max(noise_scope) as noise_scope
+        avg(threshold_log) as threshold_log,
+        max(noise_scope) as noise_scope,
+        max(threshold_source) as threshold_source
     from point_pairs
     group by
-        kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, extra_config, from_version_rank, to_version_rank
+        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        gpu_name, x_name, extra_config, from_step_rank, to_step_rank
 )
 
 select
-    sweep_versions.kernel_name,
-    sweep_versions.kernel_provider,
-    sweep_versions.kernel_operation_mode,
-    sweep_versions.metric_name,
-    sweep_versions.metric_unit,
-    sweep_versions.gpu_name,
-    sweep_versions.x_name,
-    sweep_versions.extra_config,
-    sweep_versions.from_version,
-    sweep_versions.liger_version as to_version,
-    sweep_versions.from_version_rank,
-    sweep_versions.version_rank as to_version_rank,
-    sweep_versions.from_runs,
-    sweep_versions.runs as to_runs,
+    sweep_steps.axis,
+    sweep_steps.kernel_name,
+    sweep_steps.kernel_provider,
+    sweep_steps.kernel_operation_mode,
+    sweep_steps.metric_name,
+    sweep_steps.metric_unit,
+    sweep_steps.gpu_name,
+    sweep_steps.x_name,
+    sweep_steps.extra_config,
+    sweep_steps.from_label,
+    sweep_steps.step_label as to_label,
+    sweep_steps.from_step_rank,
+    sweep_steps.step_rank as to_step_rank,
+    sweep_steps.from_version,
+    sweep_steps.liger_version as to_version,
+    sweep_steps.from_version_rank,
+    sweep_steps.version_rank as to_version_rank,
+    sweep_steps.from_commit,
+    sweep_steps.benchmarked_commit as to_commit,
+    sweep_steps.from_release,
+    sweep_steps.release as to_release,
+    sweep_steps.from_runs,
+    sweep_steps.runs as to_runs,
     coalesce(aggregated.shared_points, 0) as shared_points,
     coalesce(aggregated.reference_points, 0) as reference_points,
     nullif(aggregated.reference_providers, '') as reference_providers,
@@ -77,18 +89,20 @@ select
     aggregated.to_spread_log,
     coalesce(aggregated.points_bands_worse, 0) as points_bands_worse,
     coalesce(aggregated.points_bands_better, 0) as points_bands_better,
-    aggregated.threshold,
+    exp(aggregated.threshold_log) - 1 as threshold,
     aggregated.threshold_log,
-    aggregated.noise_scope
-from sweep_versions
+    aggregated.noise_scope,
+    aggregated.threshold_source
+from sweep_steps
 left join aggregated
-    on aggregated.kernel_name = sweep_versions.kernel_name
-    and aggregated.kernel_provider = sweep_versions.kernel_provider
-    and aggregated.kernel_operation_mode = sweep_versions.kernel_operation_mode
-    and aggregated.metric_name = sweep_versions.metric_name
-    and aggregated.gpu_name = sweep_versions.gpu_name
-    and aggregated.x_name is not distinct from sweep_versions.x_name
-    and aggregated.extra_config is not distinct from sweep_versions.extra_config
-    and aggregated.from_version_rank = sweep_versions.from_version_rank
-    and aggregated.to_version_rank = sweep_versions.version_rank
-where sweep_versions.from_version is not null
+    on aggregated.axis = sweep_steps.axis
+    and aggregated.kernel_name = sweep_steps.kernel_name
+    and aggregated.kernel_provider = sweep_steps.kernel_provider
+    and aggregated.kernel_operation_mode = sweep_steps.kernel_operation_mode
+    and aggregated.metric_name = sweep_steps.metric_name
+    and aggregated.gpu_name = sweep_steps.gpu_name
+    and aggregated.x_name is not distinct from sweep_steps.x_name
+    and aggregated.extra_config is not distinct from sweep_steps.extra_config
+    and aggregated.from_step_rank = sweep_steps.from_step_rank
+    and aggregated.to_step_rank = sweep_steps.step_rank
+where sweep_steps.from_step_rank is not null

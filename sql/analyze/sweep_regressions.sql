@@ -5,7 +5,7 @@ depends_on: [liger_versions, verdicts]
 */
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
 --
--- The sweep rows of `verdicts` (where the rule and its reasons live), with the
+-- The sweep rows of `verdicts` on the version axis (where the rule and its reasons live), with the
 -- point verdicts of the same pair counted beside them. geomean_ratio is the
 -- geometric mean over the x points both versions measured of
 -- median-of-runs to / median-of-runs from; from_runs / to_runs say how many
@@ -28,7 +28,7 @@ with point_counts as (
         count(case when verdict = 'drift' then 1 end) as points_drift,
         count(case when verdict = 'unstable' then 1 end) as points_unstable
     from verdicts
-    where level = 'point'
+    where level = 'point' and axis = 'version'
     group by
         kernel_name, kernel_provider, kernel_operation_mode, metric_name,
         gpu_name, x_name, extra_config, from_version_rank, to_version_rank
@@ -67,6 +67,8 @@ select
     sweeps.band_fraction,
     sweeps.threshold,
     sweeps.noise_scope,
+    sweeps.threshold_source,
+    sweeps.min_detectable_change,
     sweeps.verdict,
     sweeps.reason
 from verdicts as sweeps
@@ -80,4 +82,4 @@ left join point_counts
     and point_counts.extra_config is not distinct from sweeps.extra_config
     and point_counts.from_version_rank = sweeps.from_version_rank
     and point_counts.to_version_rank = sweeps.to_version_rank
-where sweeps.level = 'sweep'
+where sweeps.level = 'sweep' and sweeps.axis = 'version'

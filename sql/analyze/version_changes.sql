@@ -1,42 +1,16 @@
 /* MODEL
 name: version_changes
-materialized: table
-incremental_key: [kernel_name, gpu_name]
-depends_on: [series_versions]
+depends_on: [step_changes]
 */
--- version_changes: each pair of consecutive versions of each series, all providers.
+-- version_changes: each pair of consecutive versions of each series, all providers
+-- (the version axis of step_changes, with its columns named for versions).
 --
 -- Consecutive means consecutive among the versions this series was measured
 -- at, in PEP 440 order (version_rank), never text order. Both sides summarize
--- every run of their version (series_versions): p50 is the median of the runs,
--- p20/p80 the envelope band, *_runs the number of runs, *_spread_log how far
--- those runs disagree. Lower is better for every metric (ms and MB), so
--- ratio > 1 is "worse".
--- bands_separated: for a worse change to_p20 > from_p80, for a better change
--- to_p80 < from_p20: the bands of every run of one version clear the bands of
--- every run of the other.
--- Reference providers (torch, huggingface, ...) are included as context;
--- verdicts judge liger-family providers only.
-with paired as (
-    select
-        *,
-        lag(liger_version) over series_order as from_version,
-        lag(version_rank) over series_order as from_version_rank,
-        lag(observed_at) over series_order as from_observed_at,
-        lag(p20) over series_order as from_p20,
-        lag(p50) over series_order as from_p50,
-        lag(p80) over series_order as from_p80,
-        lag(runs) over series_order as from_runs,
-        lag(spread_log) over series_order as from_spread_log
-    from series_versions
-    window series_order as (
-        partition by
-            kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-            gpu_name, x_name, x_value, extra_config
-        order by version_rank
-    )
-)
-
+-- every run of their version: p50 is the median of the runs, p20/p80 the
+-- envelope band, *_runs the number of runs, *_spread_log how far those runs
+-- disagree. ratio > 1 is "worse"; bands_separated: the bands of every run of
+-- one version clear the bands of every run of the other.
 select
     kernel_name,
     kernel_provider,
@@ -51,32 +25,24 @@ select
     x_numeric,
     extra_config,
     from_version,
-    liger_version as to_version,
+    to_version,
     from_version_rank,
-    version_rank as to_version_rank,
+    to_version_rank,
     from_observed_at,
-    observed_at as to_observed_at,
+    to_observed_at,
     from_p20,
     from_p50,
     from_p80,
-    p20 as to_p20,
-    p50 as to_p50,
-    p80 as to_p80,
+    to_p20,
+    to_p50,
+    to_p80,
     from_runs,
-    runs as to_runs,
+    to_runs,
     from_spread_log,
-    spread_log as to_spread_log,
-    p50 / from_p50 as ratio,
-    ln(p50 / from_p50) as log_ratio,
-    case
-        when p50 > from_p50 then 'worse'
-        when p50 < from_p50 then 'better'
-        else 'equal'
-    end as direction,
-    case
-        when p50 > from_p50 then p20 > from_p80
-        when p50 < from_p50 then p80 < from_p20
-        else false
-    end as bands_separated
-from paired
-where from_version is not null
+    to_spread_log,
+    ratio,
+    log_ratio,
+    direction,
+    bands_separated
+from step_changes
+where axis = 'version'

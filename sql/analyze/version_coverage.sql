@@ -10,7 +10,9 @@ depends_on: [sweep_regressions, sweep_versions]
 --   compared_with  the previous version of the sweep when the pair got a
 --                  verdict (anything but `insufficient`), else NULL;
 --   verdict        that pair's sweep verdict (sweep_regressions), else NULL;
---   reason         the verdict's reason, or -- whenever compared_with is NULL --
+--   reason         the verdict's reason (prefixed "compared across the rename liger ->
+--                  liger_triton: " when a reviewed provider rename, provider_renames, joined
+--                  the two versions), or -- whenever compared_with is NULL --
 --                  why nothing was compared, the first match of:
 --     'no shared x points'          the previous version measured other x;
 --     'too few shared x points'     fewer than min_shared_points in common;
@@ -51,6 +53,7 @@ select
     earliest.extra_config,
     earliest.liger_version,
     earliest.version_rank,
+    coalesce(earliest.alias_provider, earliest.kernel_provider) as measured_provider,
     case
         when sweep_regressions.verdict <> 'insufficient' then earliest.from_version
     end as compared_with,
@@ -58,6 +61,11 @@ select
         when sweep_regressions.verdict <> 'insufficient' then sweep_regressions.verdict
     end as verdict,
     case
+        when sweep_regressions.verdict <> 'insufficient'
+            and earliest.alias_provider is distinct from earliest.from_alias_provider
+            then 'compared across the rename ' || earliest.kernel_provider || ' -> '
+            || coalesce(earliest.alias_provider, earliest.from_alias_provider) || ': '
+            || sweep_regressions.reason
         when sweep_regressions.verdict <> 'insufficient' then sweep_regressions.reason
         when earliest.from_version is not null and coalesce(sweep_regressions.shared_points, 0) = 0
             then 'no shared x points'

@@ -11,7 +11,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.config import SQL_DIR
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
 from pipeline.spark.transpile import transpile_views
@@ -29,9 +28,10 @@ VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)
 
 
 def view_names() -> list[str]:
-    """Whatever view files exist, in file order, plus the change_points table."""
-    names = [m.group(1) for f in sorted((SQL_DIR / "views").glob("*.sql")) for m in VIEW_NAME.finditer(f.read_text())]
-    return [*names, "change_points"]
+    """Every sql/analyze model (what run_views writes), in run order, plus the change_points table."""
+    from pipeline.serve.duckdb_build import analyze_models
+
+    return [*(m.name for m in analyze_models()), "change_points"]
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,11 @@ def test_shipped_data_same_rows_on_spark(spark, shipped_warehouse, tmp_path):
     seconds = run_views(spark, table_files(Warehouse(shipped_warehouse)), str(out))
     assert list(seconds) == view_names()
     counts = assert_parity(shipped_warehouse / "liger.duckdb", out)
-    assert counts["measurements"] == 4421 + 372
+    with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
+        gh_pages = con.sql(
+            "select count(distinct measurement_digest) from fact_sighting where source_path like 'liger_gh_pages/%'"
+        ).fetchall()[0][0]
+        assert con.sql("select count(*) from measurements").fetchall()[0][0] == 4421 + 372 + gh_pages
     assert counts["sweep_regressions"] > 0 and counts["regressions"] > 0
 
 
@@ -82,13 +86,14 @@ def test_perturbed_data_same_rows_on_spark(spark, shipped_warehouse, tmp_path):
         verdicts = {r[0] for r in con.sql("select distinct verdict from regressions").fetchall()}
         # a p50 <= 0 forms no ratio: ranked_measurements leaves it out (both engines must agree on that)
         non_positive = con.sql("select count(*) from ranked_measurements where p50 <= 0").fetchall()[0][0]
+        quarantined = con.sql("select count(*) from quarantine_by_reason").fetchall()[0][0]
     finally:
         con.close()
     assert all(n > 0 for n in facts), facts
     assert unranked >= 1
     assert {"regression", "improvement", "unchanged", "unstable"} <= verdicts
     assert non_positive == 0
-    assert counts["change_points"] > 0 and counts["quarantine_by_reason"] >= 3
+    assert counts["change_points"] > 0 and quarantined >= 3
     assert counts["noise_floor"] > 2 and counts["reference_measurements"] > 0
 
 

@@ -28,7 +28,7 @@ from pipeline.analyze.versions import version_order_table
 from tests.fixtures import regression as rs
 
 REPO = rs.REPO
-VERDICTS = {"regression", "improvement", "unchanged", "drift", "insufficient", "unstable"}
+VERDICTS = {"regression", "improvement", "unchanged", "drift", "insufficient", "unstable", "transient", "inconclusive"}
 JSD = ("jsd", "liger", "forward", "speed", "NVIDIA H100 PCIe", "0.3.0", "0.3.1")
 KTO = ("kto_loss", "liger", "forward", "speed", "NVIDIA H100 80GB HBM3", "0.5.3", "0.5.4")
 _SWEEP_WHERE = (
@@ -107,13 +107,16 @@ def test_no_version_pair_is_ordered_backwards(con):
 # --------------------------------------------------------------------------- shipped verdicts
 
 
-def test_jsd_h100_pcie_is_drift_not_regression(con):
+def test_jsd_h100_pcie_is_not_a_regression(con):
+    # x1.078 while torch moved x1.14; the H100 PCIe has no re-runs, so the documented default applies
     sweep = _one(con, f"select * from sweep_regressions where {_SWEEP_WHERE}", JSD)
-    assert sweep["verdict"] in {"drift", "unchanged", "improvement"}
-    assert sweep["verdict"] == "drift"
+    assert sweep["verdict"] == "unchanged"
     assert sweep["geomean_ratio"] == pytest.approx(1.08, abs=0.01)
     assert sweep["geomean_reference_ratio"] == pytest.approx(1.14, abs=0.01)
     assert "torch" in sweep["reference_providers"]
+    assert sweep["noise_scope"] == "default" and sweep["min_detectable_change"] == pytest.approx(0.10)
+    assert "a change under 10.0% cannot be told from noise" in sweep["reason"]
+    assert "0 re-run sweeps of speed on NVIDIA H100 PCIe" in sweep["threshold_source"]
     (point_regressions,) = con.execute(
         f"select count(*) from regressions where {_SWEEP_WHERE} and verdict = 'regression'", JSD
     ).fetchone()
@@ -171,18 +174,22 @@ def test_version_changes_columns_and_bands(con):
     assert bad == 0
 
 
-def test_noise_floor_has_overall_row_and_floor(con):
-    overall = _one(con, "select * from noise_floor where scope = 'overall'")
-    assert overall["rerun_points"] > 0
+def test_noise_floor_is_per_gpu_and_never_below_its_floor(con):
+    rows = con.execute("select scope, gpu_name, metric_name, rerun_points, threshold from noise_floor").fetchall()
+    assert rows and {r[0] for r in rows} <= {"bucket", "gpu"} and all(r[1] for r in rows)
     (below,) = con.execute(
-        "select count(*) from noise_floor, regression_settings where threshold < min_noise_floor"
+        """select count(*) from noise_floor, regression_settings
+           where threshold < case when metric_name = 'memory' then memory_min_noise_floor else min_noise_floor end"""
     ).fetchone()
     assert below == 0
-    # the published same-version re-run median move is 1.7 %
+    # the published same-version re-run median move of upstream's CSV history is 1.7 % (the gh-pages
+    # snapshots' weekly runs of one version are different commits, not re-runs)
     (median,) = con.execute(
         """with r as (select abs(p50 / first_value(p50) over w - 1) as spread,
                              row_number() over w as rn
                       from measurements
+                      where measurement_digest not in (
+                          select measurement_digest from fact_sighting where source_path like 'liger_gh_pages/%')
                       window w as (partition by kernel_name, kernel_provider, kernel_operation_mode,
                                    metric_name, gpu_name, x_name, x_value, extra_config, liger_version
                                    order by observed_at desc))
@@ -211,10 +218,10 @@ def _rebuild(warehouse: Path, tmp_path: Path, settings: RegressionSettings) -> d
 
 
 def test_settings_are_bound_and_change_verdicts(warehouse, tmp_path):
-    settings = RegressionSettings(min_noise_floor=0.9)
+    settings = RegressionSettings(min_noise_floor=0.9, default_noise_threshold=0.9)
     con = _rebuild(warehouse, tmp_path, settings)
     assert con.execute("select min_noise_floor from regression_settings").fetchone()[0] == 0.9
-    # x1.08 is now within the 90 % floor; x0.39 is still far beyond it
+    # x1.08 is within the 90 % floor and default; x0.39 is still far beyond them
     assert _one(con, f"select verdict from sweep_regressions where {_SWEEP_WHERE}", JSD)["verdict"] == "unchanged"
     assert _one(con, f"select verdict from sweep_regressions where {_SWEEP_WHERE}", KTO)["verdict"] == "improvement"
     con.close()
@@ -302,37 +309,29 @@ def test_change_points_ignore_noise_and_handle_zero_sweeps():
 # --------------------------------------------------------------------------- synthetic shifts
 
 
-def test_synthetic_shift_precision_recall(warehouse, tmp_path):
-    """The table in bench/results is written by `make bench` only; here the same benchmark is asserted.
-
-    It runs in its own process: its many in-memory warehouses would otherwise raise this worker's
-    peak RSS, which the memory-bound tests' subprocesses inherit."""
+def test_rerun_false_alarms_and_synthetic_shift_recall(tmp_path):
+    """The table in bench/results is written by `make bench` only; here the same benchmark is asserted
+    on the shipped data (with the gh-pages snapshots and their commits), in its own process."""
     tracked = (REPO / "bench" / "results" / "regression_detection.md").read_bytes()
     out = tmp_path / "detection.json"
     subprocess.run(
-        [sys.executable, "-m", "bench.regression_detection", str(warehouse), "--json", str(out), "--shifts", "0.1,0.5"],
+        [sys.executable, "-m", "bench.regression_detection", "--json", str(out)],
         cwd=REPO,
         check=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     results = json.loads(out.read_text())
     assert (REPO / "bench" / "results" / "regression_detection.md").read_bytes() == tracked
-    by = {(r["pool"], r["level"], r["shift"]): r for r in results}
-    for r in results:
-        # same-version copies are never flagged, and a machine change is never a regression
-        assert r["rerun_flagged"] == 0, r
-        assert r["false_alarms"] == 0, r
-    for level in ("point", "sweep"):
-        for shift in (0.10, 0.50):
-            copies = by[("copy, 3 runs", level, shift)]
-            assert copies["recall_eligible"] >= 0.98 and copies["caught"] > 0, copies
-            # every eligible miss is a pair whose old version's real runs disagree
-            assert copies["caught"] + copies["unstable"] >= copies["eligible"], copies
-            split = by[("split runs", level, shift)]
-            assert split["positives"] > 0 and split["caught"] == 0, split
-            assert split["unstable"] == split["positives"], split
-        rerun = by[("rerun", level, 0.50)]
-        assert rerun["caught"] + rerun["unstable"] == rerun["positives"], rerun
+    for r in results["reruns"]:
+        if r["noise"] == "in-sample" and r["sweeps"]:
+            assert r["rate"] <= 0.02, r
+    for r in results["shifts"]:
+        if r["shift"] == 0 and r["pool"] == "copy":
+            assert r["flagged"] == 0, r
+        if r["shift"] == 0 and r["pool"] == "rerun" and r["sweeps"]:
+            assert r["rate"] <= 0.02, r  # a commit's two real runs: re-run noise
+        if r["shift"] == 0.3 and r["band"] == "speed >= 1 ms" and r["sweeps"]:
+            assert r["rate"] >= 0.9, r
 
 
 # --------------------------------------------------------------------------- outputs for people

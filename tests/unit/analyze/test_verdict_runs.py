@@ -142,39 +142,36 @@ def test_degenerate_quantiles_alone_do_not_drop_a_run(warehouse, tmp_path):
 # --------------------------------------------------------------------------- robust noise
 
 
-def test_cold_rerun_in_the_group_leaves_a_real_regression_flagged(warehouse, tmp_path):
-    # same kernel/provider/pass/metric/GPU group: sweep A regresses x2.7; sweep B has a cold
-    # first run (x6, p20 = p50 = p80) beside a normal one, like jsd/liger/forward on B200
+def test_cold_rerun_on_its_gpu_leaves_a_real_regression_flagged(warehouse, tmp_path):
+    # same GPU: sweep A regresses x2.7; sweep B has a cold first run (x6, p20 = p50 = p80) beside a
+    # normal one, like jsd/liger/forward on B200. One re-run sweep never sets a threshold.
     con = _build(
         warehouse,
         tmp_path,
         ('{"c":"A"}', {"0.1.0": [1.0], "0.2.0": [2.7]}),
         ('{"c":"B"}', {"0.1.0": [1.0], "0.2.0": [("degenerate", 6.0), 1.0]}),
     )
-    group = con.execute(
-        "select rerun_sweeps, trusted, threshold from noise_floor where scope = 'group' and kernel_name = ?", [KERNEL]
+    gpu = con.execute(
+        "select rerun_sweeps, trusted from noise_floor where scope = 'gpu' and gpu_name = ?", [GPU]
     ).fetchall()
-    assert len(group) == 1 and group[0][:2] == (1, False) and group[0][2] > 5  # the old rule's threshold
+    assert gpu == [(1, False)]
     regressed = _sweep(con, '{"c":"A"}', "0.2.0")
     assert regressed["verdict"] == "regression", regressed["reason"]
-    assert regressed["noise_scope"] == "metric" and regressed["threshold"] < 0.1
+    assert regressed["noise_scope"] == "default" and regressed["threshold"] < 0.2
     # ... and the cold run creates no change either: its own pair says which runs disagree
     cold = _sweep(con, '{"c":"B"}', "0.2.0")
     assert cold["verdict"] == "unstable" and "2 runs of 0.2.0 differ x6.0" in cold["reason"]
     con.close()
 
 
-def test_jsd_b200_cold_rerun_does_not_set_its_groups_threshold(con):
-    group = con.execute("""select rerun_sweeps, trusted, threshold from noise_floor where scope = 'group'
-                           and kernel_name = 'jsd' and kernel_provider = 'liger' and kernel_operation_mode = 'forward'
-                           and metric_name = 'speed' and gpu_name = 'NVIDIA B200'""").fetchall()
-    assert group == [(1, False, pytest.approx(9.39, abs=0.01))]
-    (pooled,) = con.execute(
-        "select threshold from noise_floor where scope = 'metric' and metric_name = 'speed'"
+def test_jsd_b200_cold_rerun_does_not_set_its_gpus_threshold(con):
+    # the cold 0.8.0 run of jsd/liger/forward on B200 (x6.25) is one re-run sweep among B200's: the
+    # loudest of them is left out, so B200's speed threshold stays far below the old +-939 %
+    (threshold, sweeps, trusted) = con.execute(
+        """select threshold, rerun_sweeps, trusted from noise_floor
+           where scope = 'gpu' and gpu_name = 'NVIDIA B200' and metric_name = 'speed'"""
     ).fetchone()
-    assert 0.03 <= pooled < 0.1
-    (used,) = con.execute("select count(*) from regressions where noise_scope = 'group'").fetchone()
-    assert used == 0  # no shipped group has 3 re-run sweeps yet
+    assert trusted and sweeps >= 5 and 0.03 <= threshold < 0.5
 
 
 # --------------------------------------------------------------------------- coverage and the H200 runs
@@ -198,23 +195,40 @@ def test_version_coverage_explains_every_uncompared_version(con):
                          where kernel_name = 'jsd' and gpu_name = 'NVIDIA H100 PCIe' and kernel_provider = 'liger'
                            and kernel_operation_mode = 'forward' and metric_name = 'speed'
                            and liger_version = '0.3.1'""").fetchall()
-    assert row == [("0.3.0", "drift", 1, 1)]
+    assert row == [("0.3.0", "unchanged", 1, 1)]
 
 
 def test_h200_runs_compare_three_versions_of_one_harness(con):
     verdicts = dict(
         con.execute("""select kernel_name || '/' || kernel_operation_mode || '/' || metric_name
                                           || ' ' || from_version || '->' || to_version, verdict
-                                   from sweep_regressions where gpu_name = 'NVIDIA H200'""").fetchall()
+                                   from sweep_regressions where gpu_name = 'NVIDIA H200'
+                                     and to_version in ('0.8.0', '0.8.5')""").fetchall()
     )
     assert len(verdicts) == 30  # 15 liger sweeps x 2 pairs, every one compared
     assert verdicts["fused_linear_jsd/forward/speed 0.8.0->0.8.5"] == "improvement"
     assert verdicts["fused_linear_jsd/full/memory 0.8.0->0.8.5"] == "improvement"
     assert verdicts["fused_linear_jsd/forward/speed 0.7.0->0.8.0"] == "unchanged"
     assert verdicts["sparsemax/forward/speed 0.7.0->0.8.0"] == "unchanged"
+    commits_known = con.execute("select count(benchmarked_commit) > 0 from measurements").fetchone()[0]
+    # x1.47 with 1 of 4 points banded and one run per version: never `unchanged`; once the warehouse
+    # knows the gh-pages snapshots' commits (the H200 weekly runs of 0.5.10 / 0.6.0 are then no
+    # re-runs) the H200 uses the default threshold and the reason says what settles it
+    assert verdicts["embedding/forward/speed 0.8.0->0.8.5"] == ("inconclusive" if commits_known else "drift")
+    # 0.8.0 is the outlier: x0.82 then x1.26 back (before the commits are known, the gh-pages weekly
+    # H200 runs count as same-version re-runs and raise the H200 threshold above x0.82)
+    if commits_known:
+        assert verdicts["group_norm/backward/speed 0.7.0->0.8.0"] == "transient"
+        assert verdicts["group_norm/backward/speed 0.8.0->0.8.5"] == "transient"
+    (reason,) = con.execute(
+        """select reason from sweep_regressions where gpu_name = 'NVIDIA H200' and kernel_name = 'embedding'
+           and kernel_operation_mode = 'forward' and to_version = '0.8.5'"""
+    ).fetchone()
+    if commits_known:
+        assert "2 more run(s) of 0.8.0 and 2 more run(s) of 0.8.5 would settle it" in reason
     (uncompared,) = con.execute(
         "select count(*) from version_coverage where gpu_name = 'NVIDIA H200' "
-        "and liger_version <> '0.7.0' and compared_with is null"
+        "and liger_version in ('0.8.0', '0.8.5') and compared_with is null"
     ).fetchone()
     assert uncompared == 0
 

@@ -1,0 +1,66 @@
+"""`make compare FROM=0.6.5 TO=0.7.0 [GPU="NVIDIA H100 80GB HBM3"] [ALL=1]`: the sweeps that moved
+between two releases, versions or commits, with the verdict rule of sql/analyze/verdicts.sql."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.analyze.compare import compare
+
+
+def _ratio(value) -> str:
+    return "" if value is None else f"x{value:.3f}"
+
+
+def render(rows: list[dict]) -> str:
+    if not rows:
+        return "no sweep moved beyond its noise"
+    header = ("verdict", "kernel", "provider", "mode", "metric", "GPU", "steps", "runs", "ratio", "normalized", "noise")
+    table = [header]
+    for r in rows:
+        table.append(
+            (
+                r["verdict"],
+                r["kernel_name"],
+                r["kernel_provider"],
+                r["kernel_operation_mode"],
+                r["metric_name"],
+                r["gpu_name"],
+                f"{r['from_label']} -> {r['to_label']}",
+                f"{r['from_runs']}/{r['to_runs']}",
+                _ratio(r["ratio"]),
+                _ratio(r["normalized_ratio"]),
+                "" if r["threshold"] is None else f"+-{100 * r['threshold']:.1f}%",
+            )
+        )
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    out = ["\n".join(lines), "", "why:"]
+    out += [
+        f"  {r['kernel_name']} / {r['kernel_provider']} / {r['kernel_operation_mode']} / {r['metric_name']}"
+        f" / {r['gpu_name']}: {r['verdict']}: {r['reason']}"
+        for r in rows
+    ]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make compare", description=__doc__)
+    parser.add_argument("from_", metavar="FROM", help="release, Liger version or commit (full or short sha)")
+    parser.add_argument("to", metavar="TO")
+    parser.add_argument("--gpu", default=None, help="one GPU, e.g. 'NVIDIA H100 80GB HBM3' (default: every GPU)")
+    parser.add_argument("--all", action="store_true", help="also list the sweeps that did not move")
+    args = parser.parse_args(argv)
+    try:
+        rows = compare(args.from_, args.to, args.gpu or None, moved_only=not args.all)
+    except LookupError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    print(render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+/* MODEL
+name: commit_regressions
+depends_on: [commit_ranges, verdicts]
+*/
+-- commit_regressions: one verdict per liger-family sweep on one GPU and pair of consecutive
+-- benchmarked commits of that sweep (the commit axis of `verdicts`, judged by the same rule as
+-- sweep_regressions).
+--
+-- A commit benchmarked twice is two runs of one step (from_runs / to_runs), never a pair.
+--   from_commit / to_commit    the benchmarked commits (full sha when a clone resolved it)
+--   from_release / to_release  the release a commit was benchmarked as, if any
+--   from_version / to_version  liger_version at those commits
+--   commits_between            commits of main in (from_commit, to_commit] (NULL without a clone)
+--   kernel_changed             whether any of them touches src/liger_kernel/ (false: a re-run
+--                              of the same kernel code; NULL unknown)
+--   ratio, reference_ratio, normalized_ratio  geomeans over the shared x points
+--   threshold, threshold_source, min_detectable_change  the measured noise it was judged by
+select
+    verdicts.kernel_name,
+    verdicts.kernel_provider,
+    verdicts.kernel_operation_mode,
+    verdicts.metric_name,
+    verdicts.metric_unit,
+    verdicts.gpu_name,
+    verdicts.x_name,
+    verdicts.extra_config,
+    verdicts.from_commit,
+    verdicts.to_commit,
+    verdicts.from_label as from_short_commit,
+    verdicts.to_label as to_short_commit,
+    verdicts.from_step_rank as from_commit_order,
+    verdicts.to_step_rank as to_commit_order,
+    verdicts.from_release,
+    verdicts.to_release,
+    verdicts.from_version,
+    verdicts.to_version,
+    range_to.commits_through - range_from.commits_through as commits_between,
+    case
+        when range_to.kernel_changes_through is null or range_from.kernel_changes_through is null
+            or range_to.kernel_unknown_through > range_from.kernel_unknown_through
+            then cast(null as boolean)
+        when range_to.kernel_changes_through > range_from.kernel_changes_through then true
+        else false
+    end as kernel_changed,
+    verdicts.from_runs,
+    verdicts.to_runs,
+    verdicts.from_spread,
+    verdicts.to_spread,
+    verdicts.points as shared_points,
+    verdicts.points_banded,
+    verdicts.band_fraction,
+    verdicts.ratio,
+    verdicts.reference_providers,
+    verdicts.reference_ratio,
+    verdicts.normalized_ratio,
+    verdicts.threshold,
+    verdicts.noise_scope,
+    verdicts.threshold_source,
+    verdicts.min_detectable_change,
+    verdicts.verdict,
+    verdicts.reason
+from verdicts
+left join commit_ranges as range_from
+    on range_from.commit_order = verdicts.from_step_rank
+left join commit_ranges as range_to
+    on range_to.commit_order = verdicts.to_step_rank
+where verdicts.level = 'sweep' and verdicts.axis = 'commit'

@@ -1,0 +1,59 @@
+/* MODEL
+name: series_steps
+materialized: table
+incremental_key: [kernel_name, gpu_name]
+depends_on: [ranked_measurements]
+*/
+-- series_steps: one row per axis, series and step (a version, or a benchmarked commit),
+-- summarizing EVERY run of it.
+--
+-- Series key, axes and the Liger-family rule: see ranked_measurements.
+-- Over the runs of one series at one step:
+--   runs          how many runs (1 for most series; 2 for a commit benchmarked twice)
+--   p50           the median of the runs' p50
+--   p50_min/max   the lowest and highest p50 of a run
+--   spread_log    ln(p50_max / p50_min): how far the runs of this step
+--                 disagree (0 for a single run); a unit of re-run noise
+--   p20, p80      the envelope band: the lowest p20 and the highest p80 of any
+--                 run, so a band separation holds for every run, not just one
+--   step_commits  distinct benchmarked commits among the runs (a version's runs
+--                 may be different commits: then they are not re-runs)
+--   alias_provider the provider name as measured when a rename was applied
+--   observed_at   the latest run; first_observed_at the earliest.
+-- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
+-- version here (liger_version shows the greater text).
+select
+    axis,
+    kernel_name,
+    kernel_provider,
+    is_liger,
+    kernel_operation_mode,
+    metric_name,
+    max(metric_unit) as metric_unit,
+    gpu_name,
+    x_name,
+    max(x_label) as x_label,
+    x_value,
+    max(x_numeric) as x_numeric,
+    extra_config,
+    step_rank,
+    max(step_label) as step_label,
+    max(liger_version) as liger_version,
+    max(version_rank) as version_rank,
+    max(benchmarked_commit) as benchmarked_commit,
+    max(release) as release,
+    count(distinct benchmarked_commit) as step_commits,
+    max(case when measured_provider <> kernel_provider then measured_provider end) as alias_provider,
+    max(observed_at) as observed_at,
+    min(observed_at) as first_observed_at,
+    count(*) as runs,
+    median(p50) as p50,
+    min(p50) as p50_min,
+    max(p50) as p50_max,
+    ln(max(p50) / min(p50)) as spread_log,
+    min(p20) as p20,
+    max(p80) as p80
+from ranked_measurements
+group by
+    axis, kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
+    gpu_name, x_name, x_value, extra_config, step_rank
