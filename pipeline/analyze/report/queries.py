@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 __all__ = ["FLAGGED_VERDICTS", "SEVERITY_SQL", "VersionCoverage", "coverage_by_version", "newest_overview"]
 
 # worst first: a plot budget is spent on these in this order
-FLAGGED_VERDICTS = ("regression", "unstable", "drift", "improvement")
+# Every verdict a kernel author should look at: a change beyond noise, called or not yet callable.
+FLAGGED_VERDICTS = ("regression", "inconclusive", "transient", "unstable", "drift", "improvement")
 SEVERITY_SQL = (
-    "case verdict when 'regression' then 0 when 'unstable' then 1 "
-    "when 'drift' then 2 when 'improvement' then 3 else 9 end"
+    "case verdict when 'regression' then 0 when 'inconclusive' then 1 when 'transient' then 2 "
+    "when 'unstable' then 3 when 'drift' then 4 when 'improvement' then 5 else 9 end"
 )
 _TOP_REASONS = 4
 
