@@ -89,7 +89,10 @@ def view_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float, int]]:
     with duckdb.connect(str(db), read_only=True) as con:
         con.execute("set enable_progress_bar = false")
         views = [
-            r[0] for r in con.execute("select view_name from duckdb_views() where not internal order by 1").fetchall()
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where not internal and schema_name = 'main' order by 1"
+            ).fetchall()
         ]
         for v in views:
             # hash every column so the scan really reads all of them (a bare count(*) is answered from metadata)

@@ -15,6 +15,6 @@ select
     min(subject) as subject,
     bool_or(kernel_changed) as kernel_changed,
     count(*) as runs,
-    list(snapshot order by run_started_at, snapshot) as snapshots
+    list_sort(list(snapshot)) as snapshots
 from benchmark_snapshot
 group by commit

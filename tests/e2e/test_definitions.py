@@ -20,6 +20,7 @@ ASSETS = {
     "quarantine",
     "benchmark_snapshot",
     "commit_change",
+    "dim_operation",
     "liger_duckdb",
     "regression_report",
     "dashboard",

@@ -412,5 +412,12 @@ def test_every_asset_check_on_the_shipped_warehouse_says_what_the_data_says(ship
     }
     assert {n: evaluations[n].passed for n in expected_warn} == expected_warn
     assert all(evaluations[n].severity == dg.AssetCheckSeverity.WARN for n in expected_warn)
-    # on the shipped data the H200 runs give 0.8.5 one regressed sweep: the check must say so
-    assert expected_warn["newest_version_has_no_regressions"] is False
+    # on the shipped data the H200 group_norm/backward excursion at 0.8.0 is taken back at 0.8.5:
+    # transient, not a regression of 0.8.5
+    verdicts = q(
+        wh,
+        "select distinct verdict from sweep_regressions where kernel_name = 'group_norm' "
+        "and kernel_operation_mode = 'backward' and metric_name = 'speed' and gpu_name = 'NVIDIA H200' "
+        "and to_version = '0.8.5'",
+    )
+    assert verdicts == [("transient",)]

@@ -76,6 +76,7 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
     "pipeline/serve/checks.py": {
+        "where",  # run_seq > an int() of the published run
         "DIGEST_SAMPLE_LIMIT",
         "measurement_digest_sql()",
         "dim",
@@ -87,6 +88,7 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
     "pipeline/serve/duckdb_build.py": {
+        "INTERNAL_SCHEMA",
         "model.sql",  # a view's definition: one of our own sql/ files
         "name",
         "listed",
@@ -124,6 +126,17 @@ ALLOWED_INTERPOLATIONS = {
         "LAUNCH_MAX_SPREAD",
     },
     "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
+    # `compare` re-runs our own models under their own names; the GPU is a bound parameter.
+    "pipeline/analyze/compare.py": {
+        "where_gpu",
+        "model.name",
+        "given[model.name]",
+        "model.sql",
+        "query",
+        "table",
+        "cols",
+        "moved",
+    },
     "pipeline/analyze/report/tables.py": {
         "cells_html",
         "cells_md",
@@ -148,7 +161,9 @@ ALLOWED_INTERPOLATIONS = {
         "ki_columns",  # KI_FIELDS, the module's own names
         "line_key",  # header names, each quoted by _q (as raw_expr)
     },
-    "pipeline/cli/export.py": {"dim"},  # a dimension name of the module's own tuple
+    "pipeline/cli/export.py": {"dim", "d"},
+    # the change-point source query: one SQL constant shared with the DuckDB build
+    "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
