@@ -161,7 +161,7 @@ ALLOWED_INTERPOLATIONS = {
         "ki_columns",  # KI_FIELDS, the module's own names
         "line_key",  # header names, each quoted by _q (as raw_expr)
     },
-    "pipeline/cli/export.py": {"dim", "d"},
+    "pipeline/cli/export.py": {"d"},  # a dimension name of the module's own tuple
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     "pipeline/stage/kernelindex_reader.py": {
