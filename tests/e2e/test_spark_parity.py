@@ -16,6 +16,7 @@ from pipeline.spark.session import spark_session
 from pipeline.spark.transpile import transpile_views
 from pipeline.spark.views import run_views
 from pipeline.store.warehouse import Warehouse
+from tests.fixtures import procs
 from tests.fixtures.spark_parity import (
     build_duckdb_from_files,
     differences,
@@ -40,6 +41,16 @@ def spark():
     session = spark_session("local[2]", app_name="liger-parity-test")
     yield session
     session.stop()
+    # stop() leaves py4j's JVM running until the interpreter exits: end it with the test
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    jvm = getattr(gateway, "proc", None)
+    if gateway is not None:
+        gateway.shutdown()
+        SparkContext._gateway = SparkContext._jvm = None
+    if jvm is not None:
+        procs.kill_tree(jvm.pid, grace=10)
 
 
 def assert_parity(db: Path, spark_out: Path) -> dict[str, int]:
