@@ -522,6 +522,45 @@ class OrderedSnapshot:
     on_first_parent: bool | None  # None without a clone
 
 
+def _ordered_rows(order, gkeys: dict, full: dict, infos: dict, tags: dict, graph) -> list[OrderedSnapshot]:
+    """The snapshots in their final order, each with its commit, release and commits since the previous."""
+    rows: list[OrderedSnapshot] = []
+    prev_key: tuple | None = None
+    for idx, (s, src) in enumerate(order):
+        sha = full.get(s.short_sha)
+        info = infos.get(sha) if sha else None
+        release, rsource = s.folder_release, "folder" if s.folder_release else None
+        if release is None and sha in tags:
+            release, rsource = tags[sha], "tag"
+        key = gkeys.get(s.snapshot_id) if src == ORDER_GIT else None
+        between = None
+        if key is not None and prev_key is not None:
+            between = key[0] - prev_key[0]
+        if src == ORDER_GIT:
+            prev_key = key
+        rows.append(
+            OrderedSnapshot(
+                snapshot_id=s.snapshot_id,
+                folder=s.folder,
+                commit=sha or s.short_sha,
+                short_commit=s.short_sha[:7],
+                release=release,
+                release_source=rsource,
+                order_index=idx,
+                commits_between=between,
+                order_source=src,
+                committed_at=info.committed_at if info else None,
+                subject=info.subject if info else None,
+                run_started_at=s.run_started_at,
+                gpu_names=s.gpu_names,
+                blob=s.blob,
+                gh_pages_commit=s.gh_pages_commit,
+                on_first_parent=(sha in graph.position) if graph is not None and sha else None,
+            )
+        )
+    return rows
+
+
 def order_snapshots(
     snapshots: list[Snapshot],
     repo: Path | None = None,
@@ -579,41 +618,7 @@ def order_snapshots(
                 at = i + 1
         order.insert(at, (s, ORDER_TIMESTAMP))
 
-    rows: list[OrderedSnapshot] = []
-    prev_key: tuple | None = None
-    for idx, (s, src) in enumerate(order):
-        sha = full.get(s.short_sha)
-        info = infos.get(sha) if sha else None
-        release, rsource = s.folder_release, "folder" if s.folder_release else None
-        if release is None and sha in tags:
-            release, rsource = tags[sha], "tag"
-        key = gkeys.get(s.snapshot_id) if src == ORDER_GIT else None
-        between = None
-        if key is not None and prev_key is not None:
-            between = key[0] - prev_key[0]
-        if src == ORDER_GIT:
-            prev_key = key
-        rows.append(
-            OrderedSnapshot(
-                snapshot_id=s.snapshot_id,
-                folder=s.folder,
-                commit=sha or s.short_sha,
-                short_commit=s.short_sha[:7],
-                release=release,
-                release_source=rsource,
-                order_index=idx,
-                commits_between=between,
-                order_source=src,
-                committed_at=info.committed_at if info else None,
-                subject=info.subject if info else None,
-                run_started_at=s.run_started_at,
-                gpu_names=s.gpu_names,
-                blob=s.blob,
-                gh_pages_commit=s.gh_pages_commit,
-                on_first_parent=(sha in graph.position) if graph is not None and sha else None,
-            )
-        )
-    return rows
+    return _ordered_rows(order, gkeys, full, infos, tags, graph)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -178,19 +178,9 @@ def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
     return rows
 
 
-def build_payload(con) -> SiteData:
-    """Read the published warehouse once (a handful of queries) and encode what the page shows."""
-    relations = _relations(con)
-    mcols = _columns(con, "measurements")
-    commit_mode = {"benchmarked_commit", "commit_order"} <= mcols
-    ranks = _version_ranks(con, relations)
-    versions = [label for _, label in ranks]
-    ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
-    strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
-
-    # the Liger-family rule stays in the views: which provider is liger, as series_versions says
-    is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
-
+def _axis(con, mcols: set[str], commit_mode: bool, ranks: list, versions: list[str], ver_of_rank: dict):
+    """The plot's x axis (commits in commit order, else versions): labels, each point's version, the
+    index of each axis key, and the query of the points on it."""
     axis_labels: list[str] = []
     axis_ver: list[int] = []
     if commit_mode:
@@ -221,43 +211,11 @@ def build_payload(con) -> SiteData:
             from series_versions
             order by {_SWEEP_COLS}, x_numeric nulls last, x_value, version_rank"""
 
-    sweep_id: dict[tuple, int] = {}
-    sweeps: list[dict] = []
-    sweep_rows: list[list] = []
-    points: list[list] = []
-    newest: list[tuple[int, int]] = []  # (axis index, runs) of each sweep's newest point
-    cur = con.execute(points_sql)
-    while batch := cur.fetchmany(10_000):
-        for row in batch:
-            key = row[:7]
-            unit, x_value, _x_numeric, axis_key, p20, p50, p80, runs = row[7:]
-            ax = axis_index.get(axis_key)
-            if ax is None:
-                continue
-            sid = sweep_id.get(key)
-            if sid is None:
-                sid = sweep_id[key] = len(sweeps)
-                sweep = dict(zip(SWEEP_KEY, key, strict=True))
-                sweep["metric_unit"] = unit
-                sweep["is_liger"] = bool(is_liger.get(key[1], False))
-                sweeps.append(sweep)
-                sweep_rows.append(
-                    [strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)] + [int(sweep["is_liger"])]
-                )
-                points.append([])
-                newest.append((-1, 0))
-            points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
-            if ax > newest[sid][0]:
-                newest[sid] = (ax, int(runs))
-            elif ax == newest[sid][0]:
-                newest[sid] = (ax, max(newest[sid][1], int(runs)))
+    return axis_labels, axis_ver, axis_index, points_sql
 
-    # x points in the query's order (numeric x first), each x point's values in axis order
-    for sid, rows in enumerate(points):
-        x_order = {xv: i for i, xv in reversed(list(enumerate(r[0] for r in rows)))}
-        rows.sort(key=lambda r: (x_order[r[0]], r[1]))
-        points[sid] = [v for r in rows for v in r]
 
+def _comparisons(con, sweep_id: dict[tuple, int], ver_of_rank: dict, strings: dict) -> tuple[list, list[list]]:
+    """Every judged version pair of a plotted sweep: the objects the pages show, and their encoded rows."""
     comparisons: list[Comparison] = []
     cmp_rows: list[list] = []
     for r in _records(
@@ -307,6 +265,70 @@ def build_payload(con) -> SiteData:
                 strings["reason"](c.reason),
             ]
         )
+
+    return comparisons, cmp_rows
+
+
+def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, strings: dict):
+    """Each plotted sweep once (its id, its encoded row) and its points in x order, axis order."""
+    sweep_id: dict[tuple, int] = {}
+    sweeps: list[dict] = []
+    sweep_rows: list[list] = []
+    points: list[list] = []
+    newest: list[tuple[int, int]] = []  # (axis index, runs) of each sweep's newest point
+    cur = con.execute(points_sql)
+    while batch := cur.fetchmany(10_000):
+        for row in batch:
+            key = row[:7]
+            unit, x_value, _x_numeric, axis_key, p20, p50, p80, runs = row[7:]
+            ax = axis_index.get(axis_key)
+            if ax is None:
+                continue
+            sid = sweep_id.get(key)
+            if sid is None:
+                sid = sweep_id[key] = len(sweeps)
+                sweep = dict(zip(SWEEP_KEY, key, strict=True))
+                sweep["metric_unit"] = unit
+                sweep["is_liger"] = bool(is_liger.get(key[1], False))
+                sweeps.append(sweep)
+                sweep_rows.append(
+                    [strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)] + [int(sweep["is_liger"])]
+                )
+                points.append([])
+                newest.append((-1, 0))
+            points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
+            if ax > newest[sid][0]:
+                newest[sid] = (ax, int(runs))
+            elif ax == newest[sid][0]:
+                newest[sid] = (ax, max(newest[sid][1], int(runs)))
+
+    # x points in the query's order (numeric x first), each x point's values in axis order
+    for sid, rows in enumerate(points):
+        x_order = {xv: i for i, xv in reversed(list(enumerate(r[0] for r in rows)))}
+        rows.sort(key=lambda r: (x_order[r[0]], r[1]))
+        points[sid] = [v for r in rows for v in r]
+
+    return sweep_id, sweeps, sweep_rows, points, newest
+
+
+def build_payload(con) -> SiteData:
+    """Read the published warehouse once (a handful of queries) and encode what the page shows."""
+    relations = _relations(con)
+    mcols = _columns(con, "measurements")
+    commit_mode = {"benchmarked_commit", "commit_order"} <= mcols
+    ranks = _version_ranks(con, relations)
+    versions = [label for _, label in ranks]
+    ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
+    strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
+
+    # the Liger-family rule stays in the views: which provider is liger, as series_versions says
+    is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
+
+    axis_labels, axis_ver, axis_index, points_sql = _axis(con, mcols, commit_mode, ranks, versions, ver_of_rank)
+
+    sweep_id, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
+
+    comparisons, cmp_rows = _comparisons(con, sweep_id, ver_of_rank, strings)
 
     not_compared: dict[str, list[dict]] = {}
     if "version_coverage" in relations:
