@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import re
 import subprocess
 import threading
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from pipeline.common.files import write_atomic
 from pipeline.ingest.git import GitError, env, open_repo, run
 
 BRANCH = "gh-pages"
@@ -144,8 +144,8 @@ def _csv_facts(data: bytes) -> tuple[datetime | None, tuple[str, ...]]:
             gpu = (row.get("gpu_name") or "").strip()
             if gpu:
                 gpus.add(gpu)
-    except csv.Error:
-        pass  # a malformed CSV is the reader's business; what was read so far stands
+    except csv.Error:  # a malformed CSV is the reader's to quarantine; the rows read before it still count
+        return earliest, tuple(sorted(gpus))
     return earliest, tuple(sorted(gpus))
 
 
@@ -267,16 +267,9 @@ def _ref_exists(git_dir: Path, ref: str) -> str | None:
 # discovery in the gh-pages branch
 
 
-def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = None) -> Discovery:
-    """Every ``benchmarks/*/benchmark.csv`` blob written by ANY commit of ``branch`` (upstream overwrites a folder
-    when it re-runs it, so older blobs live only in history). Each (folder, blob) once, with the oldest gh-pages
-    commit that wrote it as provenance. commits.txt is read from the branch tip. Blobs are written to
-    ``blob_cache/<blob>.csv`` when a cache is given. A repository without the branch yields an empty Discovery."""
-    git_dir = open_repo(repo)
-    found = Discovery()
-    tip = _ref_exists(git_dir, f"refs/heads/{branch}") or _ref_exists(git_dir, branch)
-    if tip is None:
-        return found
+def _snapshot_blobs(git_dir: Path, tip: str) -> tuple[dict[tuple[str, str], tuple[str, datetime]], dict[str, str]]:
+    """One ``git log --raw`` over the branch: (folder, blob) -> the oldest gh-pages (commit, date) that
+    wrote it, and the folders whose names are not snapshot names."""
     out = run(
         git_dir,
         "log",
@@ -323,6 +316,20 @@ def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = Non
         prev = entries.get(key)
         if prev is None or when <= prev[1]:  # log runs newest first: the last seen is the oldest writer
             entries[key] = (commit, when)
+    return entries, bad
+
+
+def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = None) -> Discovery:
+    """Every ``benchmarks/*/benchmark.csv`` blob written by ANY commit of ``branch`` (upstream overwrites a folder
+    when it re-runs it, so older blobs live only in history). Each (folder, blob) once, with the oldest gh-pages
+    commit that wrote it as provenance. commits.txt is read from the branch tip. Blobs are written to
+    ``blob_cache/<blob>.csv`` when a cache is given. A repository without the branch yields an empty Discovery."""
+    git_dir = open_repo(repo)
+    found = Discovery()
+    tip = _ref_exists(git_dir, f"refs/heads/{branch}") or _ref_exists(git_dir, branch)
+    if tip is None:
+        return found
+    entries, bad = _snapshot_blobs(git_dir, tip)
     found.problems = sorted(bad.items())
     txt_spec = f"{tip}:{BENCHMARKS_DIR}/{COMMITS_TXT}"
     blobs = _cat_file_batch(git_dir, sorted({b for _, b in entries}) + [txt_spec])
@@ -340,9 +347,7 @@ def discover_git(repo: Path, branch: str = BRANCH, blob_cache: Path | None = Non
         if blob_cache is not None:
             path = blob_cache / f"{blob}.csv"
             if not path.is_file():
-                tmp = blob_cache / f".{blob}.{os.getpid()}.tmp"
-                tmp.write_bytes(data)
-                os.replace(tmp, path)
+                write_atomic(path, data)
         name, _ = parse_folder_name(folder)
         snap = _make_snapshot(name, data, "git", path=path, gh_pages_commit=gh_commit, gh_pages_committed_at=gh_when)
         if snap.blob != blob:
