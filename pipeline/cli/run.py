@@ -74,6 +74,7 @@ def main() -> int:
 
     from pipeline.cli import summary
     from pipeline.common.files import write_atomic
+    from pipeline.store.warehouse import Warehouse
 
     try:
         settings = load()  # a bad setting fails here, before any work, naming its variable
@@ -94,7 +95,9 @@ def main() -> int:
             job = defs().resolve_job_def(JOB)
             result = job.execute_in_process(instance=instance, raise_on_error=False)
             if result.success:
-                state["published"] = _state(settings, state)["published"]
+                # only the published run moved: the inputs were read before the job
+                published = Warehouse(settings.warehouse, settings.local).published()
+                state["published"] = published.seq if published else None
                 settings.local.mkdir(parents=True, exist_ok=True)
                 write_atomic(stamp, json.dumps(state).encode())
             else:
