@@ -119,6 +119,7 @@ ALLOWED_INTERPOLATIONS = {
         "ranked",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
+        "points_sql",
     },
     "pipeline/analyze/report/launch.py": {
         "LAUNCH_MIN_POINTS",
