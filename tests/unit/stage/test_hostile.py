@@ -116,7 +116,6 @@ ALLOWED_INTERPOLATIONS = {
         "_AXIS_KEY_SQL",
         "release",
         "_SWEEP_COLS",
-        "ranked",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
         "points_sql",
