@@ -11,9 +11,13 @@ every other version is a thin grey line, so the pair being judged stands out.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["plot_sweep", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
+__all__ = ["plot_sweep", "drawn_once", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
 
 FROM_COLOR = "#0072B2"
 TO_COLOR = "#D55E00"
@@ -118,6 +122,23 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
     ax.set_title(f"relative to {sweep.get('from_version')} p50 at each x", fontsize=10)
     if own:
         ax.legend(fontsize=7, loc="best")
+
+
+# A plot is named by what it shows and by the code that draws it, so a PNG already on disk under
+# that name is exactly the one drawing would give: only plots whose data (or this file) changed
+# are drawn again, and drawing is most of a report's cost (a third of a second per plot).
+_DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def drawn_once(plot_dir: Path, stem: str, content: object, draw: Callable[[], bytes]) -> tuple[str, bytes]:
+    """(file name, PNG): the PNG of ``content`` already in ``plot_dir``, else ``draw()``'s."""
+    text = json.dumps(content, sort_keys=True, default=str)
+    digest = hashlib.sha256(f"{_DRAWING_CODE}\n{text}".encode()).hexdigest()[:16]
+    name = f"{stem}_{digest}.png"
+    try:
+        return name, (plot_dir / name).read_bytes()
+    except FileNotFoundError:
+        return name, draw()
 
 
 def plot_sweep(points: list[dict], sweep: dict) -> bytes:

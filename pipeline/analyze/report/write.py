@@ -21,7 +21,6 @@ sweeps only. Pure: no Dagster imports. Every file is written aside and renamed.
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import os
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.analyze.report.launch import install_launch_macro, launch_hints_sql
-from pipeline.analyze.report.plot import plot_sweep
+from pipeline.analyze.report.plot import drawn_once, plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
 from pipeline.analyze.report.tables import (
     Column,
@@ -174,14 +173,12 @@ _NOISE_COLUMNS = (
 )
 
 
-def _plot_name(sweep: dict) -> str:
-    text = "|".join(str(sweep.get(k)) for k in (*_SWEEP_KEYS, "from_version", "to_version"))
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+def _plot_stem(sweep: dict) -> str:
     safe = "".join(
         c if c.isalnum() else "_"
         for c in f"{sweep['kernel_name']}_{sweep['kernel_operation_mode']}_{sweep['metric_name']}"
     )
-    return f"{safe}_{sweep['to_version']}_{digest}".replace(".", "-") + ".png"
+    return f"{safe}_{sweep['to_version']}".replace(".", "-")
 
 
 def _records(con, sql: str, params: list | None = None) -> list[dict]:
@@ -190,13 +187,25 @@ def _records(con, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _plots(con, max_plots: int) -> list[tuple[dict, str, bytes]]:
-    """(sweep, file name, PNG) for the first ``max_plots`` flagged sweeps; two queries in all."""
+def _plots(con, max_plots: int, plot_dir: Path) -> list[tuple[dict, str, bytes]]:
+    """(sweep, file name, PNG) for the first ``max_plots`` flagged sweeps; two queries in all. A plot
+    whose sweep and points are unchanged is read back from ``plot_dir``, not drawn again."""
     sweeps = _records(con, "select * from report_flagged where plot_rank <= ? order by plot_rank", [max_plots])
     points: dict[int, list[dict]] = {}
     for p in _records(con, _PLOT_POINTS_SQL, [max_plots]):
         points.setdefault(p["plot_rank"], []).append(p)
-    return [(s, _plot_name(s), plot_sweep(points.get(s["plot_rank"], []), s)) for s in sweeps]
+    plots = []
+    for sweep in sweeps:
+        shown = points.get(sweep["plot_rank"], [])
+        # plot_rank only orders the report: the same sweep moved down a place is the same plot
+        content = [{k: v for k, v in sweep.items() if k != "plot_rank"}, [_without_rank(p) for p in shown]]
+        name, png = drawn_once(plot_dir, _plot_stem(sweep), content, lambda s=sweep, p=shown: plot_sweep(p, s))
+        plots.append((sweep, name, png))
+    return plots
+
+
+def _without_rank(point: dict) -> dict:
+    return {k: v for k, v in point.items() if k != "plot_rank"}
 
 
 def _settings_text(settings: dict) -> str:
@@ -287,7 +296,7 @@ class _Contents:
     plots: list[tuple[dict, str, bytes]]
 
 
-def _read_contents(con, max_plots: int) -> _Contents:
+def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
     install_macros(con)
     install_launch_macro(con)
     con.execute(_FLAGGED_VIEW)
@@ -332,15 +341,17 @@ def _read_contents(con, max_plots: int) -> _Contents:
                 table_id="noise",
             )
         ),
-        plots=_plots(con, max_plots),
+        plots=_plots(con, max_plots, plot_dir),
     )
 
 
 def _write_plots(plot_dir: Path, plots: list[tuple[dict, str, bytes]]) -> None:
-    """The plotted sweeps' PNGs; those of sweeps no longer plotted are removed."""
+    """The plotted sweeps' PNGs; those of sweeps no longer plotted are removed. A name is its
+    content's digest, so a PNG already there is left as it is."""
     written = {name for _, name, _ in plots}
     for _, name, png in plots:
-        write_atomic(plot_dir / name, png)
+        if not (plot_dir / name).exists():
+            write_atomic(plot_dir / name, png)
     if plot_dir.exists():
         for stale in plot_dir.glob("*.png"):
             if stale.name not in written:
@@ -475,7 +486,7 @@ def write_report(
     db_path, out_dir = Path(db_path), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
-        c = _read_contents(con, max_plots)
+        c = _read_contents(con, max_plots, out_dir / "plots")
     _write_plots(out_dir / "plots", c.plots)
     texts = _texts(c, db_path, max_plots)
     coverage_html, coverage_md = _coverage_tables(c.coverage)

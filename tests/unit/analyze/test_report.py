@@ -63,6 +63,30 @@ def test_plots_are_capped_and_every_flagged_sweep_is_listed_newest_first(flaky_d
     assert "id='plot-30'" in html and "id='plot-31'" not in html
 
 
+def test_only_plots_whose_sweep_changed_are_drawn_again(flaky_db, tmp_path, monkeypatch):
+    write_report(flaky_db, tmp_path, max_plots=5)
+    plots = sorted((tmp_path / "plots").glob("*.png"))
+    before = {p.name: p.stat().st_mtime_ns for p in plots}
+    # one plot lost: a second report draws that one only, and keeps the others' files untouched
+    plots[0].unlink()
+    draws = []
+    import pipeline.analyze.report.write as report_write
+
+    drawing = report_write.plot_sweep  # the real drawing, counted
+    monkeypatch.setattr(report_write, "plot_sweep", lambda *a: draws.append(a) or drawing(*a))
+    write_report(flaky_db, tmp_path, max_plots=5)
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "plots").glob("*.png")}
+    assert len(draws) == 1 and after.keys() == before.keys()
+    assert all(after[n] == before[n] for n in before if n != plots[0].name)
+    # a sweep whose data changed is a new plot: the old file goes, the new one is drawn
+    changed = tmp_path / "changed.duckdb"
+    changed.write_bytes(flaky_db.read_bytes())
+    with duckdb.connect(str(changed)) as con:
+        con.execute("update sweep_regressions set threshold = threshold * 1.01")
+    write_report(changed, tmp_path, max_plots=5)
+    assert not set(before) & {p.name for p in (tmp_path / "plots").glob("*.png")}
+
+
 def test_no_duplicated_tables_and_each_sweep_listed_once(flaky_report):
     tmp_path = flaky_report[1]
     html = (tmp_path / "regressions.html").read_text()
