@@ -16,96 +16,130 @@ depends_on: [ranked_measurements, regression_settings]
 -- run of the step takes part: reference_p50 is the median over the liger
 -- runs of their nearest reference p50. `point_pairs` turns these into a
 -- reference ratio per step pair.
--- Runs are paired only within a time bucket as wide as the gap allowed (and its neighbours): a
--- plain join on the series pairs every liger run with every reference run of that version, which
--- at 10 M synthetic facts took minutes and more than 3 GB.
-with bucketed as (
-    select
-        ranked_measurements.*,
-        regression_settings.reference_max_gap_hours as max_gap_hours,
-        floor(epoch(ranked_measurements.observed_at)
-            / (greatest(regression_settings.reference_max_gap_hours, 1e-6) * 3600.0)) as time_bucket
+-- The pairing is a sort, not a join of runs: each liger run is put once per reference provider
+-- measured at its point and step into that provider's timeline, and a window over the timeline
+-- takes the last reference run at or before it and the first at or after it (last/first value
+-- ignoring nulls), n log n in the runs and portable to Spark. A join of every liger run with every
+-- reference run of its step grew with the square of the runs (6 min at 10 M synthetic facts).
+with runs as (
+    select ranked_measurements.*, epoch(ranked_measurements.observed_at) as observed_s
     from ranked_measurements
-    cross join regression_settings
 ),
 
-liger_runs as (
-    select bucketed.*, bucketed.time_bucket + shift.step as near_bucket
-    from bucketed
-    cross join (values (-1), (0), (1)) as shift (step)
-    where bucketed.is_liger
+reference_providers as (
+    select distinct
+        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+        axis, step_rank, kernel_provider as reference_provider
+    from runs
+    where not is_liger
 ),
 
-reference_runs as (
-    select * from bucketed where not is_liger
-),
-
-candidates as (
+-- side 1: a liger run (once per reference provider of its point and step); side 0: a reference run
+timeline as (
     select
-        liger_runs.kernel_name,
-        liger_runs.kernel_provider,
-        liger_runs.kernel_operation_mode,
-        liger_runs.metric_name,
-        liger_runs.gpu_name,
-        liger_runs.x_name,
-        liger_runs.x_value,
-        liger_runs.extra_config,
-        liger_runs.axis,
-        liger_runs.step_rank,
-        liger_runs.liger_version,
-        liger_runs.measurement_digest as liger_digest,
-        reference_runs.kernel_provider as reference_provider,
-        reference_runs.measurement_digest as reference_digest,
-        reference_runs.observed_at as reference_observed_at,
-        reference_runs.p50 as reference_p50,
-        abs(epoch(reference_runs.observed_at) - epoch(liger_runs.observed_at)) / 3600.0
-            as gap_hours
-    from liger_runs
-    inner join reference_runs
-        on reference_runs.kernel_name = liger_runs.kernel_name
-        and reference_runs.kernel_operation_mode = liger_runs.kernel_operation_mode
-        and reference_runs.metric_name = liger_runs.metric_name
-        and reference_runs.gpu_name = liger_runs.gpu_name
-        and reference_runs.x_name is not distinct from liger_runs.x_name
-        and reference_runs.x_value is not distinct from liger_runs.x_value
-        and reference_runs.extra_config is not distinct from liger_runs.extra_config
-        and reference_runs.axis = liger_runs.axis
-        and reference_runs.step_rank = liger_runs.step_rank
-        and reference_runs.time_bucket = liger_runs.near_bucket
-        and abs(epoch(reference_runs.observed_at) - epoch(liger_runs.observed_at)) / 3600.0
-            <= liger_runs.max_gap_hours
+        runs.kernel_name, runs.kernel_operation_mode, runs.metric_name, runs.gpu_name, runs.x_name,
+        runs.x_value, runs.extra_config, runs.axis, runs.step_rank, providers.reference_provider,
+        runs.kernel_provider, runs.liger_version, runs.measurement_digest as liger_digest,
+        runs.observed_s, 1 as side,
+        cast(null as varchar) as reference_digest,
+        cast(null as double) as reference_s,
+        cast(null as double) as reference_p50
+    from runs
+    inner join reference_providers as providers
+        on providers.kernel_name = runs.kernel_name
+        and providers.kernel_operation_mode = runs.kernel_operation_mode
+        and providers.metric_name = runs.metric_name
+        and providers.gpu_name = runs.gpu_name
+        and providers.x_name is not distinct from runs.x_name
+        and providers.x_value is not distinct from runs.x_value
+        and providers.extra_config is not distinct from runs.extra_config
+        and providers.axis = runs.axis
+        and providers.step_rank = runs.step_rank
+    where runs.is_liger
+    union all
+    select
+        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+        axis, step_rank, kernel_provider as reference_provider,
+        cast(null as varchar) as kernel_provider, cast(null as varchar) as liger_version,
+        cast(null as varchar) as liger_digest,
+        observed_s, 0 as side,
+        measurement_digest as reference_digest,
+        observed_s as reference_s,
+        cast(p50 as double) as reference_p50
+    from runs
+    where not is_liger
+),
+
+-- Ties follow one rule: the nearer run, then the later one, then the smaller digest. A reference
+-- run at the liger run's own time is in both frames (side orders it before / after the liger
+-- run); among reference runs of one time, "before" sorts digests descending so that its last is
+-- the smallest, "after" ascending so that its first is.
+neighbours as (
+    select
+        timeline.*,
+        last_value(reference_s ignore nulls) over before_run as before_s,
+        last_value(reference_digest ignore nulls) over before_run as before_digest,
+        last_value(reference_p50 ignore nulls) over before_run as before_p50,
+        first_value(reference_s ignore nulls) over after_run as after_s,
+        first_value(reference_digest ignore nulls) over after_run as after_digest,
+        first_value(reference_p50 ignore nulls) over after_run as after_p50
+    from timeline
+    window
+        before_run as (
+            partition by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank, reference_provider
+            order by observed_s, side, reference_digest desc
+            rows between unbounded preceding and current row
+        ),
+        after_run as (
+            partition by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank, reference_provider
+            order by observed_s, side desc, reference_digest
+            rows between current row and unbounded following
+        )
 ),
 
 nearest as (
     select
-        candidates.*,
-        row_number() over (
-            partition by axis, liger_digest, reference_provider
-            order by gap_hours, reference_observed_at desc, reference_digest
-        ) as nearness
-    from candidates
-    cross join regression_settings
-    where candidates.gap_hours <= regression_settings.reference_max_gap_hours
+        neighbours.*,
+        -- the later run wins a tie of gaps; with no run on one side, the other
+        case
+            when before_s is null then true
+            when after_s is null then false
+            else after_s - observed_s <= observed_s - before_s
+        end as after_is_nearer
+    from neighbours
+    where side = 1
+),
+
+paired as (
+    select
+        nearest.*,
+        case when after_is_nearer then after_p50 else before_p50 end as reference_p50_chosen,
+        abs(case when after_is_nearer then after_s else before_s end - observed_s) / 3600.0
+            as gap_hours
+    from nearest
+    where before_s is not null or after_s is not null
 )
 
 select
-    kernel_name,
-    kernel_provider,
-    kernel_operation_mode,
-    metric_name,
-    gpu_name,
-    x_name,
-    x_value,
-    extra_config,
-    axis,
-    step_rank,
-    max(liger_version) as liger_version,
-    reference_provider,
+    paired.kernel_name,
+    paired.kernel_provider,
+    paired.kernel_operation_mode,
+    paired.metric_name,
+    paired.gpu_name,
+    paired.x_name,
+    paired.x_value,
+    paired.extra_config,
+    paired.axis,
+    paired.step_rank,
+    max(paired.liger_version) as liger_version,
+    paired.reference_provider,
     count(*) as matched_runs,
-    median(reference_p50) as reference_p50,
-    max(gap_hours) as gap_hours
-from nearest
-where nearness = 1
+    median(paired.reference_p50_chosen) as reference_p50,
+    max(paired.gap_hours) as gap_hours
+from paired
+cross join regression_settings
+where paired.gap_hours <= regression_settings.reference_max_gap_hours
 group by
-    kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
-    x_name, x_value, extra_config, axis, step_rank, reference_provider
+    paired.kernel_name, paired.kernel_provider, paired.kernel_operation_mode, paired.metric_name,
+    paired.gpu_name, paired.x_name, paired.x_value, paired.extra_config, paired.axis,
+    paired.step_rank, paired.reference_provider
