@@ -56,31 +56,30 @@ def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
     }
 
 
-# runs log at INFO by default; the step timings below are read from the DEBUG step events
-DEBUG_LOGS = '{"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}'
-
-
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
-    dg = Path(sys.executable).parent / "dg"
-    return measure_subprocess(
-        [dg, "launch", "--job", "liger_warehouse_job", "--config-json", DEBUG_LOGS],
-        cwd=PROJECT,
-        env=pipeline_env(data, warehouse, home),
+    """`make run`'s own command (the job in one process, then its summary), measured whole; with
+    ``steps``, each step's wall time as the Dagster instance recorded it."""
+    result = measure_subprocess(
+        [sys.executable, "-m", "pipeline.cli.run"], cwd=PROJECT, env=pipeline_env(data, warehouse, home)
     )
+    found = RUN_ID_RE.search(result["stdout"])
+    result["steps"] = step_seconds(home, found.group(1)) if found else {}
+    return result
 
 
-STEP_RE = re.compile(r' - ([A-Za-z0-9_]+) - STEP_SUCCESS - Finished execution of step "[^"]+" in ([^\n]+?)\.?$', re.M)
-DURATION_PART = re.compile(r"([0-9.]+)\s*(ms|h|m|s)")
-UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+RUN_ID_RE = re.compile(r"^run:\s+\w+ \(([0-9a-f-]{36})\)", re.M)
 
 
-def step_seconds(log: str) -> dict[str, float]:
-    """Per-step wall time from Dagster's event log ("in 150ms", "in 12.3s", "in 2m 1s")."""
-    out: dict[str, float] = {}
-    for name, text in STEP_RE.findall(log):
-        seconds = sum(float(v) * UNIT_SECONDS[u] for v, u in DURATION_PART.findall(text))
-        out[name] = out.get(name, 0.0) + seconds
-    return out
+def step_seconds(home: Path, run_id: str) -> dict[str, float]:
+    """Per-step wall time of one run, from the instance's event log."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return {
+            s.step_key: (s.end_time or s.start_time) - s.start_time
+            for s in instance.get_run_step_stats(run_id)
+            if s.start_time is not None
+        }
 
 
 def view_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float, int]]:
@@ -154,11 +153,11 @@ def bench_size(
         (data / ".complete").touch()
     rows = csv_rows + bundles
 
-    print(f"[{label}] pipeline (dg launch --job liger_warehouse_job)", flush=True)
+    print(f"[{label}] pipeline (make run: python -m pipeline.cli.run)", flush=True)
     wh, home = runs / "warehouse", runs / "dagster_home"
     full = run_pipeline(data, wh, home)
     results.append(result_row("pipeline_full", label, rows, full["wall_s"], full["peak_rss_mb"]))
-    steps = step_seconds(full["stdout"] + full["stderr"])
+    steps = full["steps"]
     normalize = steps.get("staged_sources", 0.0) + steps.get("warehouse_tables", 0.0)
     # the part that does what the baseline does: parse, validate, hash, dedupe, fold, write Parquet
     results.append(result_row("pipeline_normalize_steps", label, rows, normalize))
@@ -212,7 +211,7 @@ def bench_size(
             ratio=inc["wall_s"] / full["wall_s"],
         )
     )
-    inc_steps = step_seconds(inc["stdout"] + inc["stderr"])
+    inc_steps = inc["steps"]
     for name, seconds in sorted(inc_steps.items(), key=lambda kv: -kv[1])[:6]:
         step_lines.append(f"| {label} | incremental 2,500 rows: {name} | {seconds:.1f} |")
     results.append(
