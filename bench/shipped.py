@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from bench.measure import measure_subprocess
-from bench.run import PROJECT, machine, pipeline_env
+from bench.run import PROJECT, RUN_ID_RE, machine, pipeline_env, step_seconds
 
 TARGETS = {"empty warehouse": 8.0, "nothing new": 3.0}
 
@@ -35,7 +35,33 @@ def _once(work: Path) -> dict[str, float]:
         "empty warehouse": empty["wall_s"],
         "nothing new": again["wall_s"],
         "empty peak MB": empty["peak_rss_mb"],
+        "empty steps": _steps(work / "home", empty["stdout"]),
+        "nothing new steps": _steps(work / "home", again["stdout"]),
     }
+
+
+def _steps(home: Path, stdout: str) -> dict[str, float]:
+    found = RUN_ID_RE.search(stdout)
+    return step_seconds(home, found.group(1)) if found else {}
+
+
+def _where_the_time_goes(runs: list[dict]) -> list[str]:
+    """Median seconds per Dagster step of each case, and what lies outside the steps (interpreter
+    start, imports, loading the definitions, Dagster's run start and end, the summary)."""
+    lines = ["", "## Where the time goes (median seconds)", ""]
+    lines += ["| step | empty warehouse | nothing new |", "|---|---:|---:|"]
+    keys = sorted({k for r in runs for k in r["empty steps"]} | {k for r in runs for k in r["nothing new steps"]})
+    medians = {
+        case: {k: statistics.median(r[f"{case} steps"].get(k, 0.0) for r in runs) for k in keys} for case in TARGETS
+    }
+    for key in sorted(keys, key=lambda k: -medians["empty warehouse"][k]):
+        lines.append(f"| {key} | {medians['empty warehouse'][key]:.2f} | {medians['nothing new'][key]:.2f} |")
+    outside = {case: statistics.median(r[case] - sum(r[f"{case} steps"].values()) for r in runs) for case in TARGETS}
+    lines.append(
+        f"| outside the steps (start, imports, definitions, run start/end, summary) "
+        f"| {outside['empty warehouse']:.2f} | {outside['nothing new']:.2f} |"
+    )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| `make run`, {case} | {wall:.2f} | ×{ratio:.1f} | ≤ ×{target:g} |")
     peak = statistics.median(r["empty peak MB"] for r in runs)
     lines += ["", f"Peak RSS of the empty-warehouse run: {peak:.0f} MB."]
+    lines += _where_the_time_goes(runs)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
