@@ -1705,6 +1705,63 @@ def run_digest(run: Mapping[str, Any]) -> str:
     return manifest_digest(run)
 
 
+@lru_cache(maxsize=1 << 14)  # the rows of one sweep share all of it
+def _run_frame(
+    identity: Identity, mode: str, provider: str, gpu_name: str, timestamp: str
+) -> tuple[str, str, str, str]:
+    """(externalId, and the RFC 8785 text of a row's run in three pieces the numbers go between):
+    everything of the run but the quantiles, in `_run_text`'s key order. ValueError where
+    `run_manifest` raises."""
+    external_id = external_id_of(identity.kernel, mode, provider, gpu_name, identity.case_key, timestamp)
+    observed_at = to_utc_instant(timestamp.replace(" ", "T", 1))
+    head = (
+        f'{{"apiVersion":{_str(API_VERSION)},"kind":"BenchmarkRun","spec":{{'
+        f'"environmentDigest":{_str(identity.environment_digest)},'
+        f'"implementationDigest":{_str(identity.implementation_digest)}'
+    )
+    middle = (
+        f',"observedAt":{_str(observed_at)},"protocolDigest":{_str(identity.protocol_digest)},'
+        f'"sourceNative":{{"benchmark":{_str(f"{identity.kernel}/{mode}")},"externalId":{_str(external_id)},'
+    )
+    tail = f',"workloadDigest":{_str(identity.workload_digest)}}}}}'
+    return external_id, head, middle, tail
+
+
+def row_run_digest(
+    identity: Identity, mode: str, provider: str, gpu_name: str, timestamp: str, y20: str, y50: str, y80: str
+) -> tuple[str, str]:
+    """(externalId, run digest) of a CSV row: `run_digest(run_manifest(row)[0])` without building the run,
+    the per-row cost of mapping a CSV (the frame is shared by a sweep's rows; only the numbers are written
+    per row). tests/unit/contracts check it against that reference on every shipped row."""
+    ms50, ms20, ms80 = js_number(y50), js_number(y20), js_number(y80)
+    if not math.isfinite(ms50) or ms50 <= 0:
+        raise ValueError(f"invalid median '{y50}'")
+    median = js_round(ms50 * 1_000_000)
+    if median > _MAX_SAFE:
+        raise ValueError(f"median {y50} ms is not a safe integer of ns")
+    external_id, head, middle, tail = _run_frame(identity, mode, provider, gpu_name, timestamp)
+    if math.isfinite(ms20) and math.isfinite(ms80):
+        measurements = (
+            ',"measurements":[{"metric":"latency","statistic":"p20","unit":"ns","value":'
+            f'{_num(ms_to_ns(ms20))}}},{{"metric":"latency","statistic":"p80","unit":"ns","value":'
+            f"{_num(ms_to_ns(ms80))}}}]"
+        )
+        metrics = f'"ms_20":{_num(js_value(ms20))},"ms_50":{_num(js_value(ms50))},"ms_80":{_num(js_value(ms80))}'
+    else:
+        measurements, metrics = "", f'"ms_50":{_num(js_value(ms50))}'
+    text = (
+        f'{head}{measurements}{middle}"metrics":{{{metrics}}},"source":{_str(SOURCE_SLUG)}}},"status":"passed",'
+        f'"timing":{{"latencyNs":{{"median":{_num(js_value(median))}}},"primaryStatistic":"median"}}{tail}'
+    )
+    try:
+        return external_id, "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:  # a lone surrogate: the reference path says what RFC 8785 makes of it
+        row = {"kernel_operation_mode": mode, "kernel_provider": provider, "gpu_name": gpu_name, "timestamp": timestamp}
+        row |= {"y_value_20": y20, "y_value_50": y50, "y_value_80": y80, "liger_version": ""}
+        run, external_id = run_manifest(row, identity, with_metadata=False)
+        return external_id, run_digest(run)
+
+
 def _resolve_row(row: Mapping[str, str]) -> Identity | Skip:
     return resolve_identity(*(row[c] for c in IDENTITY_COLUMNS))
 

@@ -180,15 +180,15 @@ def _ki_udf(k, m, p, xn, xv, c, g, metric, y20, y50, y80, ts, v, problem):  # no
 def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
     """KernelIndex's mapping of one batch of rows (`KI_INPUTS` as raw strings, then the file's header problem).
 
-    The five objects come from `resolve_identity`, cached per distinct key; only a mapped row's run is built
-    and hashed per row (it holds the row's values and timestamp). The duplicate rule (a second row of a file
+    The five objects come from `resolve_identity`, cached per distinct key; only a mapped row's run digest is
+    written and hashed per row (it holds the row's values and timestamp). The duplicate rule (a second row of a file
     with an earlier row's externalId) needs the file's earlier rows: the model applies it."""
     cols = [(a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a).to_pylist() for a in arrays]
     problem = cols[-1][0] if cols[-1] else None
     out: list[tuple] = []
     keys: dict[int, str] = {}
     for values in zip(*cols[:-1], strict=True):
-        kernel, metric = values[0], values[7]
+        kernel, mode, provider, _, _, _, gpu, metric, y20, y50, y80, timestamp, _ = values
         op = ki.operation_digest(kernel)
         if problem is not None:
             out.append((None, None, op, None, None, None, None, ki.rejected_reason(problem), None))
@@ -200,9 +200,8 @@ def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
         if isinstance(identity, ki.Skip):
             out.append((None, None, op, None, None, None, None, ki.IDENTITY_REASONS[identity.reason], None))
             continue
-        row = dict(zip(KI_INPUTS, values, strict=True))
         try:
-            run, external_id = ki.run_manifest(row, identity, with_metadata=False)
+            external_id, run_digest = ki.row_run_digest(identity, mode, provider, gpu, timestamp, y20, y50, y80)
         except ValueError as error:
             out.append((None, None, op, None, None, None, None, ki.rejected_reason(str(error)), None))
             continue
@@ -212,7 +211,7 @@ def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
         out.append(
             (
                 external_id,
-                ki.run_digest(run),
+                run_digest,
                 identity.operation_digest,
                 identity.workload_digest,
                 identity.implementation_digest,

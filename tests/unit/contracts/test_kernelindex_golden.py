@@ -82,3 +82,18 @@ def test_file_matches_kernelindex(folder, file, csv_path):
         if m[field] != e[field]
     ]
     assert mismatches == [], f"{len(mismatches)} mismatches, first: {mismatches[:3]}"
+
+
+@pytest.mark.parametrize(("folder", "file", "csv_path"), CASES)
+def test_the_warehouse_fast_run_digest_is_the_reference_one_on_every_row(folder, file, csv_path):
+    """The staging's per-row digest (`row_run_digest`, written without building the run) equals
+    `run_digest(run_manifest(row))`, the path the golden test above checks, on every shipped row."""
+    rows, _ = ki.parse_csv(csv_path.read_text(encoding="utf-8-sig"))
+    for row in rows:
+        identity = ki.resolve_identity(*(row[c] for c in ki.IDENTITY_COLUMNS))
+        if row["metric_name"] != "speed" or isinstance(identity, ki.Skip):
+            continue
+        run, external_id = ki.run_manifest(row, identity, with_metadata=False)
+        names = ("kernel_operation_mode", "kernel_provider", "gpu_name", "timestamp", "y_value_20", "y_value_50")
+        fast = ki.row_run_digest(identity, *(row[n] for n in names), row["y_value_80"])
+        assert fast == (external_id, ki.run_digest(run)), row
