@@ -58,7 +58,8 @@ def _committed_line(seq: int, mode: str, why: str, new: int | None, by: str, run
     what = f"warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)"
     if run_id is None or by == run_id:
         return f"committed: {what}"
-    return f"published: {what}, by Dagster run {by}; this run published nothing"
+    # not "this run published nothing": a run may publish, then fail before liger.duckdb is rebuilt
+    return f"published: {what}, by Dagster run {by}, not by this run"
 
 
 def _cause(error) -> str:
