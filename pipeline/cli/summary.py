@@ -1,8 +1,9 @@
 """The closing summary of `make run`: what the warehouse holds, what the newest version's verdicts
 say (and how much of it was compared at all), which checks failed or warned, where the report and the dashboard are.
 
-Reads the warehouse read-only and the latest run recorded in the Dagster instance of
-``$DAGSTER_HOME`` (the one `dg launch` just wrote to).
+Reads the warehouse read-only and one run recorded in the Dagster instance of ``$DAGSTER_HOME``:
+the run `make run` just executed, named by its id. Several processes may share ``$DAGSTER_HOME``
+(the daemon's scheduled runs, a second `make run`), so "the latest run there" may be another's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
 _LIGER_JOB_PREFIX = "__ASSET_JOB"
 
 
-def warehouse_lines(con) -> list[str]:
+def warehouse_lines(con, run_id: str | None = None) -> list[str]:
+    """What liger.duckdb holds. Its newest warehouse run is said to be ``run_id``'s only when that
+    Dagster run published it: after a failed or a nothing-new run it is an earlier run's."""
     facts, folded, record_only, by_digest, by_id, by_heuristic, ki_facts = con.execute(
         "select count(*), count(*) filter (where origin = 'csv+kernelindex'), "
         "count(*) filter (where origin = 'kernelindex'), count(*) filter (where fold_rule = 'run digest'), "
@@ -30,14 +33,14 @@ def warehouse_lines(con) -> list[str]:
     has_log = con.execute("select count(*) from duckdb_views() where view_name = 'warehouse_run'").fetchall()[0][0]
     runs = (
         con.execute(
-            "select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint "
+            "select seq, mode, reason, json_extract(stats, '$.facts_inserted')::bigint, run_id "
             "from warehouse_run order by seq desc limit 1"
         ).fetchall()
         if has_log
         else []
     )
     lines = [
-        *(f"committed: warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)" for seq, mode, why, new in runs),
+        *(_committed_line(seq, mode, why, new, by, run_id) for seq, mode, why, new, by in runs),
         f"facts:     {facts:,}  (KernelIndex's identity: {ki_facts:,}, derived: {facts - ki_facts:,}; "
         f"record-only facts: {record_only:,})",
         f"folded kernelindex records: {folded:,} (run digest: {by_digest:,}, externalId: {by_id:,}, "
@@ -49,6 +52,22 @@ def warehouse_lines(con) -> list[str]:
     newest = newest_overview(con)
     lines += [f"newest version {newest.sentence()}", f"  {newest.regressions_line()}"]
     return lines
+
+
+def _committed_line(seq: int, mode: str, why: str, new: int | None, by: str, run_id: str | None) -> str:
+    what = f"warehouse run {seq} ({mode}: {why}; {new or 0:,} new facts)"
+    if run_id is None or by == run_id:
+        return f"committed: {what}"
+    # not "this run published nothing": a run may publish, then fail before liger.duckdb is rebuilt
+    return f"published: {what}, by Dagster run {by}, not by this run"
+
+
+def _cause(error) -> str:
+    """The exception that failed a step, not Dagster's wrapper around it ("Error occurred while
+    executing op …"); its own cause stays unsaid (WarehouseBusy says more than filelock's Timeout)."""
+    while error.cause is not None and error.message.startswith("dagster._core.errors."):
+        error = error.cause
+    return error.message.strip()
 
 
 def run_lines(run_id: str | None = None) -> list[str]:
@@ -67,8 +86,9 @@ def run_lines(run_id: str | None = None) -> list[str]:
         failures = [
             e.get_dagster_event() for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
         ]
-    lines = [f"run:       {run.status.value} ({run.run_id})"]
-    lines += [f"  step failed: {f.step_key}: {f.event_specific_data.error.message.strip()}" for f in failures]
+    named = "" if run_id else "; the latest in $DAGSTER_HOME, no run named"
+    lines = [f"run:       {run.status.value} ({run.run_id}{named})"]
+    lines += [f"  step failed: {f.step_key}: {_cause(f.event_specific_data.error)}" for f in failures]
     not_passed = [e for e in evaluations if not e.passed]
     passed = len(evaluations) - len(not_passed)
     warned = sum(e.severity == dg.AssetCheckSeverity.WARN for e in not_passed)
@@ -83,11 +103,12 @@ def run_lines(run_id: str | None = None) -> list[str]:
 
 def main(run_id: str | None = None, nothing_new: str | None = None) -> int:
     path = duckdb_path()
-    if not path.exists():
-        print(f"no warehouse at {path}; run `make run`", file=sys.stderr)
-        return 1
-    with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
-        lines = [f"warehouse: {path}", *warehouse_lines(con)]
+    # A first run that fails has no liger.duckdb yet: its status and failed step must still be said.
+    if path.exists():
+        with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
+            lines = [f"warehouse: {path}", *warehouse_lines(con, run_id)]
+    else:
+        lines = [f"warehouse: {path} not built (no run has published one)"]
     lines += run_lines(run_id)
     if nothing_new:
         lines.append(f"           {nothing_new}")
@@ -96,8 +117,8 @@ def main(run_id: str | None = None, nothing_new: str | None = None) -> int:
     site = Path(warehouse_dir()) / "site" / "index.html"
     lines.append(f"dashboard: {site}" if site.exists() else f"dashboard: not written ({site} missing)")
     print("\n".join(lines))
-    return 0
+    return 0 if path.exists() else 1
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # `python -m pipeline.cli.summary [RUN_ID]`: without an id, the latest run, said so
+    raise SystemExit(main(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -2,6 +2,8 @@
 
 from enum import StrEnum
 
+RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
+
 
 class Reason(StrEnum):
     # whole file
@@ -25,6 +27,7 @@ class Reason(StrEnum):
     BAD_CONFIG_JSON = "bad_config_json"
     BAD_TIMESTAMP = "bad_timestamp"
     FUTURE_TIMESTAMP = "future_timestamp"  # more than a day after the wall clock when staged
+    AFTER_FILE_COMMIT = "after_file_commit"  # more than a day after the commit that holds the file
     UNKNOWN_UNIT = "unknown_unit"  # metric_unit outside contracts/rules.py UNITS
     # kernelindex bundles (per record)
     TRUNCATED_JSON = "truncated_json"

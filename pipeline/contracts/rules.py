@@ -58,13 +58,23 @@ def convert_sql(value: str, unit_column: str) -> str:
     return f"({value} * (case {unit_column} {mul} end)::double / (case {unit_column} {div} end)::double)"
 
 
-# -- timestamps: not in the future -------------------------------------------------------------------------
-FUTURE_SLACK = "interval 1 day"
+# -- timestamps: not in the future, not after the file's commit -----------------------------------------
+# Upstream's harness writes local time without a zone (`time.strftime`), read as UTC: a machine east
+# of UTC writes stamps up to 14 h ahead of the true instant, and clocks drift. A day covers both.
+CLOCK_SLACK = "interval 1 day"
 
 
 def future_timestamp_clause(column: str) -> str:
     """`when ... then 'future_timestamp'`: a (UTC, naive) timestamp more than a day after the wall clock."""
-    return f"when {column} > timezone('UTC', get_current_timestamp()) + {FUTURE_SLACK} then '{Reason.FUTURE_TIMESTAMP}'"
+    return f"when {column} > timezone('UTC', get_current_timestamp()) + {CLOCK_SLACK} then '{Reason.FUTURE_TIMESTAMP}'"
+
+
+def after_file_commit_clause(observed_at: str, committed_at: str) -> str:
+    """`when ... then 'after_file_commit'`: a row timestamped more than a day after the commit that
+    holds its file (both UTC, naive) cannot be real: the file was committed before the run happened.
+    A file without a commit (NULL ``committed_at``) is never judged by it. The committer date is the
+    bound, not the author date: an amended or rebased commit may hold data newer than its author date."""
+    return f"when {observed_at} > {committed_at} + {CLOCK_SLACK} then '{Reason.AFTER_FILE_COMMIT}'"
 
 
 # -- GPU slug: a record's externalId names its GPU by the slug of a CSV gpu_name -----------------------

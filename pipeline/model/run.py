@@ -3,7 +3,8 @@ dependencies give) over a batch of staged sources. It returns temp tables; it ne
 
 The driver registers the inputs every model may read, then runs the files:
   batch_source   the batch's sources, ranked oldest commit first (`source_rank`)
-  csv_staged     staged CSV rows of the batch, with their source's path, rank and commit date
+  csv_staged     staged CSV rows of the batch, with their source's path, rank and commit date, each
+                 judged against that commit (`after_file_commit`)
   ki_staged      staged kernelindex rows of the batch, with their source's path
   problems       files refused before staging (outside data_raw, unreadable), with reason codes
   known_gpu      CSV GPU names the warehouse already holds (resolves a record's GPU slug)
@@ -24,7 +25,8 @@ from pipeline.common.sql_models import ModelHeader, PythonModel, load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
-from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO
+from pipeline.contracts.reasons import RAW_PREVIEW_CHARS
+from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO, after_file_commit_clause
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
 from pipeline.model import dimensions
 
@@ -66,6 +68,51 @@ KERNELINDEX_OBJECTS = {
     "ki_protocol": ("protocol", ("kernel_operation_mode", "'speed' as metric_name", "'ms' as metric_unit")),
     "ki_environment": ("environment", ("gpu_name",)),
 }
+
+
+def _csv_field(column: str) -> str:
+    """``column`` as a CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break."""
+    text = f"coalesce({column}::varchar, '')"
+    needs_quotes = f"""regexp_matches({text}, '[,"' || chr(10) || chr(13) || ']')"""
+    return f"""case when {needs_quotes} then '"' || replace({text}, '"', '""') || '"' else {text} end"""
+
+
+# A staged CSV row as a line in upstream's column order (values in their stored unit, the config
+# canonical): the raw text of a row judged here, since a staged file keeps raw text only for the
+# rows its reader rejected.
+_STAGED_ROW_TEXT = (
+    "concat_ws(',', "
+    + ", ".join(
+        _csv_field(c)
+        for c in (
+            *("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit"),
+            *("x_name", "x_label", "x_value", "p50", "p20", "p80", "extra_config", "gpu_name"),
+            *("observed_at_text", "liger_version"),
+        )
+    )
+    + ")"
+)
+# The batch's CSV rows, one per (source, staged row), judged once more against their source's commit.
+# A row timestamped after the commit that holds its file cannot be real, but the staged file is named
+# by its bytes alone, and the same bytes may come from another commit, or from a data_raw file
+# without one, where the row stands. So the reader never judges it (it would poison the content-
+# addressed staging for every other source of those bytes): each source is judged here, by its own
+# committed_at, and a row it fails is that source's quarantine row, with no sighting from it.
+CSV_STAGED_SQL = f"""
+    create or replace temp view csv_staged as
+    with joined as (
+        select s.source_path, s.source_rank, s.committed_at, r.*,
+            case {after_file_commit_clause("r.observed_at", "s.committed_at")} end as late
+        from csv_raw r join batch_source s on s.staged_path = r.filename
+    )
+    select * exclude (late) replace (
+        coalesce(reason, late) as reason,
+        case when reason is null and late is not null then left({_STAGED_ROW_TEXT}, {RAW_PREVIEW_CHARS})
+             else raw end as raw,
+        case when late is null then measurement_digest end as measurement_digest
+    )
+    from joined
+"""
 EMPTY_KNOWN_GPU = "select null::varchar as gpu_name where false"
 EMPTY_KNOWN_RECORD = (
     "select null::varchar as kernel_operation_mode, null::varchar as gpu_name, "
@@ -185,11 +232,7 @@ def run_models(
     con.read_parquet(files[CSV_KIND], filename=True, union_by_name=True).create_view("csv_raw")
     con.read_parquet(files[KERNELINDEX_KIND], filename=True, union_by_name=True).create_view("ki_raw")
     # One staged file may back several sources (identical snapshots): join on the staged path.
-    con.execute("""
-        create or replace temp view csv_staged as
-        select s.source_path, s.source_rank, s.committed_at, r.*
-        from csv_raw r join batch_source s on s.staged_path = r.filename
-    """)
+    con.execute(CSV_STAGED_SQL)
     con.execute("""
         create or replace temp view ki_staged as
         select s.source_path, r.* from ki_raw r join batch_source s on s.staged_path = r.filename

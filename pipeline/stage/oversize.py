@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line must not land in memory twice
+from pipeline.contracts.reasons import RAW_PREVIEW_CHARS
+
 SCAN_CHUNK_BYTES = 1 << 20  # must stay <= MAX_LINE_BYTES: only lines spanning chunks can be too long
 
 

@@ -186,6 +186,11 @@ ALLOWED_INTERPOLATIONS = {
         "macro",
         "picked",
         "digest",
+        # csv_staged: the after_file_commit rule of contracts/rules.py on two column names, the staged
+        # row's text over the module's own column names, the quarantine's raw-text cap
+        "after_file_commit_clause('r.observed_at', 's.committed_at')",
+        "_STAGED_ROW_TEXT",
+        "RAW_PREVIEW_CHARS",
     },
     "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
