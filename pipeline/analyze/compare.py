@@ -56,8 +56,9 @@ COMPARE_COLUMNS = (
     "verdict",
     "reason",
 )
-# copied from the full warehouse, so the thresholds are the warehouse's
-_CONTEXT_TABLES = ("regression_settings", "liger_version_order", "benchmark_commit", "noise_floor")
+# copied from the full warehouse, so the thresholds are the warehouse's (commit_change: every
+# analysis model runs, commit_suspects too, and it reads the commits between benchmarked commits)
+_CONTEXT_TABLES = ("regression_settings", "liger_version_order", "benchmark_commit", "commit_change", "noise_floor")
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def judge_measurements(source, query: str, params: dict | None = None) -> duckdb
         scratch.register("copied", source.sql(f"select * from {table}").to_arrow_table())
         scratch.execute(f"create table {table}__source as select * from copied")
         scratch.unregister("copied")
-    for table in ("regression_settings", "liger_version_order", "benchmark_commit"):
+    for table in ("regression_settings", "liger_version_order", "benchmark_commit", "commit_change"):
         scratch.execute(f"create table {table} as select * from {table}__source")
     # the full warehouse's noise, not the noise of the two steps alone
     run_models(scratch, view_files(), given={"noise_floor": "noise_floor__source"})

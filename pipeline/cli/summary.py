@@ -1,5 +1,6 @@
 """The closing summary of `make run`: what the warehouse holds, what the newest version's verdicts
-say (and how much of it was compared at all), which checks failed or warned, where the report and the dashboard are.
+say (and how much of it was compared at all), each regression by commit and by version (capped),
+which checks failed or warned, where the report and the dashboard are.
 
 Reads the warehouse read-only and one run recorded in the Dagster instance of ``$DAGSTER_HOME``:
 the run `make run` just executed, named by its id. Several processes may share ``$DAGSTER_HOME``
@@ -11,11 +12,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.analyze.report.queries import newest_overview
+from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
 
 _LIGER_JOB_PREFIX = "__ASSET_JOB"
+# regressions named per axis before "... and N more"
+REGRESSION_LINES = 20
 
 
 def warehouse_lines(con, run_id: str | None = None) -> list[str]:
@@ -51,6 +54,22 @@ def warehouse_lines(con, run_id: str | None = None) -> list[str]:
     ]
     newest = newest_overview(con)
     lines += [f"newest version {newest.sentence()}", f"  {newest.regressions_line()}"]
+    return lines + regression_lines(con)
+
+
+def regression_lines(con, limit: int = REGRESSION_LINES) -> list[str]:
+    """Each regression by commit (commit_regressions) and by version (sweep_regressions), newest
+    first: kernel, pass, metric, GPU, the pair and the ratio; ``limit`` lines per axis."""
+    lines = []
+    for axis, view in (("commit", "commit_regressions"), ("version", "sweep_regressions")):
+        named, total = named_regressions(con, axis, limit)
+        if not total:
+            lines.append(f"regressions by {axis}: none ({view})")
+            continue
+        lines.append(f"regressions by {axis}: {total:,} (newest first; {view})")
+        lines += [f"  {r.line()}" for r in named]
+        if total > len(named):
+            lines.append(f"  … and {total - len(named):,} more; see the report")
     return lines
 
 

@@ -28,8 +28,8 @@ class ReportConfig(dg.Config):
     max_plots: int = Field(
         default=DEFAULT_MAX_PLOTS,
         ge=0,
-        description="Plots drawn, for the first flagged sweeps (newest version first, then severity); "
-        "every flagged sweep is listed in the report's table regardless.",
+        description="Plots drawn, for the first flagged sweeps (newest version first, then severity), and as "
+        "many per-commit trend plots; every flagged sweep is listed in the report's table regardless.",
     )
 
 
@@ -38,9 +38,10 @@ class ReportConfig(dg.Config):
     kinds={"duckdb", "html"},
     deps=[dg.AssetKey("liger_duckdb")],
     description=(
-        "warehouse/reports/regressions.{html,md}: the newest version's verdicts and coverage, coverage "
-        "per version, every flagged sweep in one table, plots (p50 with p20-p80 band per version, "
-        "reference providers beside it) for the first `max_plots` of them."
+        "warehouse/reports/regressions.{html,md}: first the per-commit trend of the flagged commit sweeps "
+        "(at most `max_plots`) and the suspect commits of the commit regressions; then the newest version's "
+        "verdicts and coverage, coverage per version, every flagged sweep in one table, plots (p50 with "
+        "p20-p80 band per version, reference providers beside it) for the first `max_plots` of them."
     ),
 )
 def regression_report(

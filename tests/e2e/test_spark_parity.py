@@ -8,6 +8,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import pytest
 
@@ -106,6 +107,31 @@ def test_perturbed_data_same_rows_on_spark(spark, shipped_warehouse, tmp_path):
     assert non_positive == 0
     assert counts["change_points"] > 0 and quarantined >= 3
     assert counts["noise_floor"] > 2 and counts["reference_measurements"] > 0
+
+
+def test_commit_history_same_rows_on_spark(spark, tmp_path):
+    """A synthetic clone (tests/fixtures/gh_pages_repo.build_suspects_repo): the commit views
+    (commit_ranges, commit_regressions, commit_suspects) hold rows here, unlike without a clone."""
+    from pipeline.defs.resources import WarehouseResource
+    from tests.conftest import all_assets_and_checks
+    from tests.fixtures.gh_pages_repo import build_suspects_repo
+
+    clone = build_suspects_repo(tmp_path / "repo")
+    (tmp_path / "raw").mkdir()
+    wh = tmp_path / "wh"
+    result = dg.materialize(
+        all_assets_and_checks(),
+        resources={
+            "warehouse": WarehouseResource(data_raw=str(tmp_path / "raw"), warehouse=str(wh), git_repo=str(clone.path))
+        },
+        instance=dg.DagsterInstance.ephemeral(),
+        selection=dg.AssetSelection.assets("staged_sources").downstream(),
+    )
+    assert result.success
+    out = tmp_path / "spark"
+    run_views(spark, table_files(Warehouse(wh)), str(out))
+    counts = assert_parity(wh / "liger.duckdb", out)
+    assert counts["commit_regressions"] > 0 and counts["commit_suspects"] == 9
 
 
 # Each probe is a construct that sqlglot translates but Spark evaluates differently.

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["plot_sweep", "drawn_once", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
+__all__ = ["plot_sweep", "drawn_once", "plain_text", "plain_log_labels", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
 
 FROM_COLOR = "#0072B2"
 TO_COLOR = "#D55E00"
@@ -125,9 +126,11 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
 
 
 # A plot is named by what it shows and by the code that draws it, so a PNG already on disk under
-# that name is exactly the one drawing would give: only plots whose data (or this file) changed
+# that name is exactly the one drawing would give: only plots whose data (or the drawing code, *plot.py) changed
 # are drawn again, and drawing is most of a report's cost (a third of a second per plot).
-_DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+_DRAWING_CODE = hashlib.sha256(
+    b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*plot.py")))
+).hexdigest()
 
 
 def drawn_once(plot_dir: Path, stem: str, content: object, draw: Callable[[], bytes]) -> tuple[str, bytes]:
@@ -141,13 +144,34 @@ def drawn_once(plot_dir: Path, stem: str, content: object, draw: Callable[[], by
         return name, draw()
 
 
-def plot_sweep(points: list[dict], sweep: dict) -> bytes:
-    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references).
-    Every text comes from the data (a kernel named `a$b$`), so matplotlib takes it as plain text: no
-    mathtext, no TeX. matplotlib is imported when a plot is drawn: a run that draws none does not pay for it."""
+@contextmanager
+def plain_text() -> Iterator[None]:
+    """Every text of a plot comes from the data (a kernel named `a$b$`), so matplotlib takes it as
+    plain text: no mathtext, no TeX. matplotlib is imported when a plot is drawn: a run that draws
+    none does not pay for it."""
     from matplotlib import rc_context
 
     with rc_context({"text.parse_math": False, "text.usetex": False}):
+        yield
+
+
+def plain_log_labels(axis) -> None:
+    """Tick labels of a log ``axis`` (ax.xaxis / ax.yaxis) as plain numbers: matplotlib's default
+    labels are mathtext (``10^{1}``), which plain_text() would show as their source."""
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(value: float, _pos) -> str:
+        low, high = sorted(axis.get_view_interval())
+        # within two decades the 2s and 5s are labelled too, else the decades alone
+        return f"{value:g}" if low > 0 and high / low <= 100 and f"{value:e}"[0] in "25" else ""
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def plot_sweep(points: list[dict], sweep: dict) -> bytes:
+    """PNG bytes for one sweep; ``points`` are rows of ``series_versions`` (liger provider + references)."""
+    with plain_text():
         return _plot_sweep(points, sweep)
 
 
@@ -179,6 +203,7 @@ def _plot_sweep(points: list[dict], sweep: dict) -> bytes:
         ax.set_xlabel(sweep.get("x_name") or "x")
         if numeric_values and min(numeric_values) > 0 and max(numeric_values) / min(numeric_values) >= 8:
             ax.set_xscale("log", base=2)
+            plain_log_labels(ax.xaxis)
         if len(ticks) <= _MAX_TICK_LABELS:
             from matplotlib.ticker import FixedLocator, NullLocator
 
@@ -189,6 +214,7 @@ def _plot_sweep(points: list[dict], sweep: dict) -> bytes:
     values = [v for p in points for v in (p["p20"], p["p50"], p["p80"]) if v is not None]
     if values and min(values) > 0 and max(values) / min(values) >= 20:
         axes[0].set_yscale("log")
+        plain_log_labels(axes[0].yaxis)
     axes[0].set_ylabel(f"{sweep['metric_name']} ({sweep.get('metric_unit') or ''}), p50 and p20-p80 band")
     fig.suptitle(
         f"{sweep['kernel_name']} / {sweep['kernel_operation_mode']} / {sweep['metric_name']} / "

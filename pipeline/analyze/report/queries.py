@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["FLAGGED_VERDICTS", "SEVERITY_SQL", "VersionCoverage", "coverage_by_version", "newest_overview"]
+__all__ = [
+    "FLAGGED_VERDICTS",
+    "SEVERITY_SQL",
+    "NamedRegression",
+    "VersionCoverage",
+    "coverage_by_version",
+    "named_regressions",
+    "newest_overview",
+]
 
 # worst first: a plot budget is spent on these in this order
 # Every verdict a kernel author should look at: a change beyond noise, called or not yet callable.
@@ -122,3 +130,66 @@ def newest_overview(con) -> VersionCoverage:
         f"select * from ({COVERAGE_SQL}) where liger_version is not distinct from ?", [version]
     ).fetchall()
     return _from_row(rows[0]) if rows else VersionCoverage(version=version)
+
+
+# Regressions named one line each: the sweeps of one kernel, provider, pass, metric and GPU that
+# regressed across the same pair are one line (their x_name / extra_config differ), the worst ratio shown.
+_COMMIT_NAMED_SQL = """
+select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+       any_value(from_short_commit) as from_label, any_value(to_short_commit) as to_label,
+       any_value(from_release) as from_release, any_value(to_release) as to_release,
+       max(ratio) as ratio, count(*) as sweeps, max(to_commit_order) as newest, count(*) over () as total
+from commit_regressions
+where verdict = 'regression'
+group by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, from_commit, to_commit
+order by newest desc, ratio desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name
+limit ?
+"""
+_VERSION_NAMED_SQL = """
+select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+       from_version as from_label, to_version as to_label, null as from_release, null as to_release,
+       max(geomean_ratio) as ratio, count(*) as sweeps, max(to_version_rank) as newest, count(*) over () as total
+from sweep_regressions
+where verdict = 'regression'
+group by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, from_version, to_version
+order by newest desc nulls last, ratio desc, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+    gpu_name
+limit ?
+"""
+
+
+@dataclass(frozen=True)
+class NamedRegression:
+    """One regressed (kernel, provider, pass, metric, GPU) across one pair of commits or versions."""
+
+    kernel: str
+    provider: str
+    mode: str
+    metric: str
+    gpu: str
+    from_label: str
+    to_label: str
+    from_release: str | None
+    to_release: str | None
+    ratio: float
+    sweeps: int
+
+    def line(self) -> str:
+        """e.g. ``rms_norm forward speed on NVIDIA H100: 7705dcc (v0.6.1)..2845fe8 ×1.200``."""
+        provider = "" if self.provider == "liger" else f" [{self.provider}]"
+
+        def end(label: str, release: str | None) -> str:
+            return f"{label} (v{release.lstrip('vV')})" if release else label
+
+        text = (
+            f"{self.kernel}{provider} {self.mode} {self.metric} on {self.gpu}: "
+            f"{end(self.from_label, self.from_release)}..{end(self.to_label, self.to_release)} ×{self.ratio:.3f}"
+        )
+        return text + (f" ({self.sweeps} sweeps, the worst shown)" if self.sweeps > 1 else "")
+
+
+def named_regressions(con, axis: str, limit: int) -> tuple[list[NamedRegression], int]:
+    """The newest ``limit`` regressions on ``axis`` ('commit' or 'version') and how many there are."""
+    rows = con.execute(_COMMIT_NAMED_SQL if axis == "commit" else _VERSION_NAMED_SQL, [limit]).fetchall()
+    total = rows[0][-1] if rows else 0
+    return [NamedRegression(*r[:11]) for r in rows], total

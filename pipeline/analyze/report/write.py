@@ -2,6 +2,9 @@
 
 ``write_report(db_path, out_dir, max_plots=30)`` opens the warehouse read-only and writes:
 
+* first, the per-commit trend of every flagged commit sweep (``commit_regressions``; at most
+  ``max_plots`` plots) and the suspect commits of the commit regressions (``commit_suspects``),
+  from ``report/commits.py``;
 * the newest version's headline: its verdicts and how many of its series were
   compared at all, so "no regressions" never hides "nothing compared";
 * coverage per version (``version_coverage``): series, compared, verdicts, and
@@ -28,6 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.analyze.report.commits import (
+    CommitSection,
+    commit_section_html,
+    commit_section_markdown,
+    read_commit_section,
+)
 from pipeline.analyze.report.launch import install_launch_macro, launch_hints_sql
 from pipeline.analyze.report.plot import drawn_once, plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
@@ -258,7 +267,7 @@ table{border-collapse:collapse;font-size:12px;margin:1em 0;width:100%}
 td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eee;font-weight:600}
 td.regression{background:#f7c6c6;font-weight:bold}td.improvement{background:#cdebd3}
-td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}
+td.drift{background:#fbe3b8}td.unstable{background:#e2d4f0}td.touches-true{background:#fbe3b8;font-weight:bold}
 table#flagged{font-size:11px}
 td.reason{min-width:15em}td.hint{min-width:7em}td.config{width:13em;max-width:13em}
 details.config summary{cursor:pointer}
@@ -294,6 +303,7 @@ class _Contents:
     change_points: _Table
     noise: _Table
     plots: list[tuple[dict, str, bytes]]
+    commits: CommitSection
 
 
 def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
@@ -342,14 +352,15 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
             )
         ),
         plots=_plots(con, max_plots, plot_dir),
+        commits=read_commit_section(con, max_plots, plot_dir),
     )
 
 
-def _write_plots(plot_dir: Path, plots: list[tuple[dict, str, bytes]]) -> None:
+def _write_plots(plot_dir: Path, plots: list[tuple[str, bytes]]) -> None:
     """The plotted sweeps' PNGs; those of sweeps no longer plotted are removed. A name is its
     content's digest, so a PNG already there is left as it is."""
-    written = {name for _, name, _ in plots}
-    for _, name, png in plots:
+    written = {name for name, _ in plots}
+    for name, png in plots:
         if not (plot_dir / name).exists():
             write_atomic(plot_dir / name, png)
     if plot_dir.exists():
@@ -369,6 +380,7 @@ class _Texts:
     newest_sentence: str
     settings: str
     plotted: str
+    max_plots: int
     intro: str = (
         "Verdicts judge liger-family providers per sweep and consecutive version pair (PEP 440 order); "
         "reference providers normalize away machine changes."
@@ -387,6 +399,7 @@ def _texts(c: _Contents, db_path: Path, max_plots: int) -> _Texts:
             f"{len(c.plots)} of {c.flagged.total:,} flagged sweeps plotted (the first {len(c.plots)} of the table; "
             f"max_plots = {max_plots})."
         ),
+        max_plots=max_plots,
     )
 
 
@@ -402,6 +415,8 @@ def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
     md = [
         "# Liger regression report\n",
         f"Generated {t.generated} from `{t.db_name}`. Newest version: **{t.version}**.\n",
+        *commit_section_markdown(c.commits, t.max_plots),
+        "\n## Newest version\n",
         f"**{t.headline}**\n",
         f"{t.newest_sentence}.\n",
         t.intro + "\n",
@@ -442,6 +457,8 @@ def _html(c: _Contents, t: _Texts, coverage_html: str) -> str:
         "<h1>Liger regression report</h1>",
         f"<p>Generated {html.escape(t.generated)} from <code>{html.escape(t.db_name)}</code>. "
         f"Newest version: <b>{html.escape(t.version)}</b>.</p>",
+        *commit_section_html(c.commits, t.max_plots),
+        "<h2 id='newest'>Newest version</h2>",
         f"<p class='headline' id='headline'><b>{html.escape(t.headline)}</b><br>{html.escape(t.newest_sentence)}.</p>",
         f"<p>{html.escape(t.intro)}</p><p>Settings: <code>{html.escape(t.settings)}</code></p>",
         "<h2>Coverage per version</h2>",
@@ -487,7 +504,9 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
         c = _read_contents(con, max_plots, out_dir / "plots")
-    _write_plots(out_dir / "plots", c.plots)
+    _write_plots(
+        out_dir / "plots", [(name, png) for _, name, png in c.plots] + [(t.name, t.png) for t in c.commits.trends]
+    )
     texts = _texts(c, db_path, max_plots)
     coverage_html, coverage_md = _coverage_tables(c.coverage)
     md_path, html_path = out_dir / "regressions.md", out_dir / "regressions.html"
@@ -501,6 +520,9 @@ def write_report(
         "newest_version_regressions": c.newest.verdicts.get("regression", 0),
         "flagged_sweeps": c.flagged.total,
         "plots": len(c.plots),
+        "commit_flagged_sweeps": c.commits.groups,
+        "commit_trend_plots": len(c.commits.trends),
+        "suspect_rows": c.commits.suspects_total,
         "change_points": c.change_points.total,
         "html_path": str(html_path),
         "md_path": str(md_path),

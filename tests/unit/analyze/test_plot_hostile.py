@@ -44,3 +44,25 @@ def test_plot_with_a_hostile_kernel_name_is_written():
     }
     png = plot_sweep(points, sweep)
     assert png.startswith(b"\x89PNG")
+
+
+def test_commit_trend_with_hostile_names_and_two_gpus_is_written():
+    from pipeline.analyze.report.trend_plot import plot_commit_trend
+
+    lines = [
+        {"gpu_name": gpu, "kernel_provider": prov, "is_liger": liger, "step_rank": step, "level": level * (1 + step)}
+        for gpu, level in (("NVIDIA $A100$ \\", 1.0), ("$H100$", 40.0))  # a y range wide enough for a log axis
+        for prov, liger in ((HOSTILE, True), ("$torch$", False))
+        for step in range(4)
+    ]
+    ticks = [{"commit_order": i, "short_commit": f"abc{i}$", "release": "0.$1" if i == 2 else None} for i in range(4)]
+    marks = [{"from_commit_order": 1, "to_commit_order": 2, "verdict": "regression"}]
+    group = {
+        "kernel_name": HOSTILE,
+        "kernel_provider": HOSTILE,
+        "kernel_operation_mode": "$forward",
+        "metric_name": "speed$",
+        "metric_unit": "$ms",
+        "x_name": "$V",
+    }
+    assert plot_commit_trend(lines, group, ticks, marks).startswith(b"\x89PNG")

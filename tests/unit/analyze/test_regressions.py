@@ -344,10 +344,13 @@ def test_report_is_written_with_plots(warehouse, tmp_path):
     html = (tmp_path / "reports" / "regressions.html").read_text()
     md = (tmp_path / "reports" / "regressions.md").read_text()
     assert summary["plots"] >= 3  # jsd drift + two kto_loss improvements
-    assert html.count("data:image/png;base64,") == summary["plots"]
+    # the version plots, and as many per-commit trends (gh-pages snapshots in commits.txt order) at most
+    drawn = summary["plots"] + summary["commit_trend_plots"]
+    assert 0 < summary["commit_trend_plots"] <= 30
+    assert html.count("data:image/png;base64,") == drawn
     assert "jsd" in md and "drift" in md
     pngs = list((tmp_path / "reports" / "plots").glob("*.png"))
-    assert len(pngs) == summary["plots"]
+    assert len(pngs) == drawn
     assert not list((tmp_path / "reports").glob(".*.tmp"))
 
 

@@ -110,6 +110,9 @@ ALLOWED_INTERPOLATIONS = {
         "_SAME_SWEEP",
         "launch_hints_sql('report_flagged', _SAME_SWEEP)",
     },
+    # The report's lead (per-commit trends, suspects): the module's own key lists and the shared
+    # verdict constants; values are bound.
+    "pipeline/analyze/report/commits.py": {"FLAGGED_VERDICTS", "SEVERITY_SQL", "_KEY_LIST", "_SAME_GROUP"},
     # The dashboard's SQL: module constants; `ranked` is a relation built from the version order
     # with its labels quoted as literals (quotes doubled).
     "pipeline/analyze/site/payload.py": {
