@@ -379,7 +379,8 @@ def _suspects(con, relations: set[str], sweeps: list[dict], sweep_id: dict[tuple
     None when the view does not exist."""
     if "commit_suspects" not in relations:
         return None
-    cur = con.execute(f"select * from commit_suspects limit {MAX_SUSPECT_ROWS}")
+    # whatever its columns, the same rows when there are more than the page shows
+    cur = con.execute(f"select * from commit_suspects order by all limit {MAX_SUSPECT_ROWS}")
     cols = [d[0] for d in cur.description]
     keys = [k for k in SWEEP_KEY if k in cols]
     shown = [c for c in cols if c not in keys]
