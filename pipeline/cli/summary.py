@@ -16,7 +16,6 @@ from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
 
-_LIGER_JOB_PREFIX = "__ASSET_JOB"
 # regressions named per axis before "... and N more"
 REGRESSION_LINES = 20
 
