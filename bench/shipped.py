@@ -35,7 +35,7 @@ def _once(work: Path) -> dict[str, float]:
         "empty warehouse": empty["wall_s"],
         "nothing new": again["wall_s"],
         "empty peak MB": empty["peak_rss_mb"],
-        "empty steps": _steps(work / "home", empty["stdout"]),
+        "empty warehouse steps": _steps(work / "home", empty["stdout"]),
         "nothing new steps": _steps(work / "home", again["stdout"]),
     }
 
@@ -50,7 +50,7 @@ def _where_the_time_goes(runs: list[dict]) -> list[str]:
     start, imports, loading the definitions, Dagster's run start and end, the summary)."""
     lines = ["", "## Where the time goes (median seconds)", ""]
     lines += ["| step | empty warehouse | nothing new |", "|---|---:|---:|"]
-    keys = sorted({k for r in runs for k in r["empty steps"]} | {k for r in runs for k in r["nothing new steps"]})
+    keys = sorted({k for r in runs for case in TARGETS for k in r[f"{case} steps"]})
     medians = {
         case: {k: statistics.median(r[f"{case} steps"].get(k, 0.0) for r in runs) for k in keys} for case in TARGETS
     }

@@ -102,7 +102,7 @@ def main() -> int:
                 write_atomic(stamp, json.dumps(state).encode())
             else:
                 stamp.unlink(missing_ok=True)
-    summary.main(result.run_id, nothing_new=reason)
+        summary.main(result.run_id, nothing_new=reason, instance=instance)
     return 0 if result.success else 1
 
 

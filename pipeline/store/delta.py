@@ -68,7 +68,10 @@ class DeltaStore:
             return None
         # delta-rs percent-encodes the URIs it lists ("my%20dir"); DuckDB and fsspec want the path.
         files = sorted(unquote(u) for u in dt.file_uris())
-        rows = sum(c or 0 for c in pa.table(dt.get_add_actions(flatten=True)).column("num_records").to_pylist())
+        # through the C stream: pa.table() on a foreign object first asks whether it is a pandas
+        # frame, which imports pandas (a quarter of a second of a nothing-new run, when installed)
+        actions = pa.RecordBatchReader.from_stream(dt.get_add_actions(flatten=True)).read_all()
+        rows = sum(c or 0 for c in actions.column("num_records").to_pylist())
         if version is not None:
             self._snapshots[(table, version)] = (files, rows)
         return files, rows
