@@ -134,6 +134,36 @@ def query_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float]]:
     return out
 
 
+def bench_incremental(
+    label: str, data: Path, wh: Path, home: Path, full_s: float, results: list[dict], step_lines: list[str]
+) -> None:
+    """One new 2,500-row snapshot into the built warehouse, then the same inputs again."""
+    print(f"[{label}] incremental: one new 2,500-row snapshot", flush=True)
+    extra = write_extra_snapshot(data, rows=2500, seed=7)
+    try:
+        inc = run_pipeline(data, wh, home)
+        print(f"[{label}] nothing new: the same inputs again", flush=True)
+        same = run_pipeline(data, wh, home)
+    finally:
+        extra.unlink(missing_ok=True)  # (the next run over this warehouse would rebuild it whole)
+    results.append(
+        result_row(
+            "pipeline_incremental_2500",
+            label,
+            2500,
+            inc["wall_s"],
+            inc["peak_rss_mb"],
+            ratio=inc["wall_s"] / full_s,
+        )
+    )
+    inc_steps = inc["steps"]
+    for name, seconds in sorted(inc_steps.items(), key=lambda kv: -kv[1])[:6]:
+        step_lines.append(f"| {label} | incremental 2,500 rows: {name} | {seconds:.1f} |")
+    results.append(
+        result_row("pipeline_nothing_new", label, 0, same["wall_s"], same["peak_rss_mb"], ratio=same["wall_s"] / full_s)
+    )
+
+
 def bench_size(
     label: str,
     csv_rows: int,
@@ -193,32 +223,7 @@ def bench_size(
         m = measure_callable(baseline, data, runs / "baseline")
         results.append(result_row("baseline", label, rows, m["wall_s"], m["peak_rss_mb"]))
 
-    print(f"[{label}] incremental: one new 2,500-row snapshot", flush=True)
-    extra = write_extra_snapshot(data, rows=2500, seed=7)
-    try:
-        inc = run_pipeline(data, wh, home)
-        print(f"[{label}] nothing new: the same inputs again", flush=True)
-        same = run_pipeline(data, wh, home)
-    finally:
-        extra.unlink(missing_ok=True)  # (the next run over this warehouse would rebuild it whole)
-    results.append(
-        result_row(
-            "pipeline_incremental_2500",
-            label,
-            2500,
-            inc["wall_s"],
-            inc["peak_rss_mb"],
-            ratio=inc["wall_s"] / full["wall_s"],
-        )
-    )
-    inc_steps = inc["steps"]
-    for name, seconds in sorted(inc_steps.items(), key=lambda kv: -kv[1])[:6]:
-        step_lines.append(f"| {label} | incremental 2,500 rows: {name} | {seconds:.1f} |")
-    results.append(
-        result_row(
-            "pipeline_nothing_new", label, 0, same["wall_s"], same["peak_rss_mb"], ratio=same["wall_s"] / full["wall_s"]
-        )
-    )
+    bench_incremental(label, data, wh, home, full["wall_s"], results, step_lines)
 
     if label in PARTITION_SIZES:
         print(f"[{label}] partitioned staging: 1 worker vs 2", flush=True)
