@@ -505,7 +505,7 @@ def write_report(
     """Write ``regressions.html`` and ``regressions.md`` (+ ``plots/*.png``) into ``out_dir``."""
     db_path, out_dir = Path(db_path), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with duck.connect(db_path, read_only=True, remote_root=remote_root) as con:
+    with duck.open_readonly(db_path, remote_root or "") as con:
         c = _read_contents(con, max_plots, out_dir / "plots")
     _write_plots(
         out_dir / "plots", [(name, png) for _, name, png in c.plots] + [(t.name, t.png) for t in c.commits.trends]
