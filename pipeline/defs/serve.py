@@ -46,6 +46,7 @@ def liger_duckdb(
             "warehouse_run": published.seq,
             "build_mode": done["mode"],
             "refreshed": dg.MetadataValue.json(done.get("refreshed", {})),
+            "seconds_per_model": dg.MetadataValue.json(done.get("seconds", {})),
             "views": dg.MetadataValue.json(views),
             "settings": dg.MetadataValue.json(settings.model_dump()),
         }

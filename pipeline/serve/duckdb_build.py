@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -49,7 +50,8 @@ from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 STATE_TABLE = "liger_build_state"
 INTERNAL_SCHEMA = "internal"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
-INTERNAL_TABLES = frozenset({STATE_TABLE, "provenance_source_flags", "commit_kernel"})
+SNAPSHOTS_BUILT = "benchmark_snapshot_built"
+INTERNAL_TABLES = frozenset({STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel"})
 DUCK_TYPES = {
     pa.string(): "varchar",
     pa.list_(pa.string()): "varchar[]",
@@ -275,11 +277,16 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         use_internal_schema(con)
         create_run_log_view(con, wh, published)
         versions = create_table_views(con, wh.snapshot_files(published), settings)
-        if versions != old.get("versions"):
+        if versions != old.get("versions") or snapshots_moved(con):
             full = True
+        started = time.perf_counter()
         provenance = materialize_provenance(con, full, old.get("seq", 0))
+        provenance_s = round(time.perf_counter() - started, 3)
         done = apply_views(con, full, old.get("seq", 0)) | {"fact_provenance": provenance}
+        started = time.perf_counter()
         build_change_points(con)
+        done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
+        con.execute(f"create or replace table {SNAPSHOTS_BUILT} as select * from delta_benchmark_snapshot")
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
         publish_main_views(con)
@@ -297,6 +304,23 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     side.write_text(json.dumps({"state": state, "file": _file_id(final)}))
     publish(side, _state_sidecar(wh))
     return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
+
+
+def snapshots_moved(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a benchmarked run the file was built from now reads otherwise: a commit benchmarked
+    later but older in the graph shifts the commit order of every run after it, and a tag can give
+    an old run its release. Every series on the commit axis may then move, not only the touched
+    ones. Runs appended at the end of the order move nothing."""
+    try:
+        return bool(
+            duck.scalar(
+                con,
+                f"select count(*) from (select * from {SNAPSHOTS_BUILT} "
+                "except all select * from delta_benchmark_snapshot)",
+            )
+        )
+    except duckdb.Error:  # a file from before this table, or another schema of it
+        return True
 
 
 def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> str:
@@ -344,8 +368,9 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
 
 def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0) -> dict:
     """sql/analyze in dependency order on a connection that has the tables, settings and version order."""
-    applied, refreshed = [], {}
+    applied, refreshed, seconds = [], {}, {}
     for vf in view_files():
+        started = time.perf_counter()
         if not vf.materialize:
             create_view(con, vf.name, vf)
             applied.append(vf.path.name)
@@ -367,7 +392,8 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
             refreshed[vf.name] = _refresh(con, definition, table, coarse, since_seq)
         con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
         applied.append(vf.path.name)
-    return {"applied": applied, "refreshed": refreshed}
+        seconds[vf.name] = round(time.perf_counter() - started, 3)
+    return {"applied": applied, "refreshed": refreshed, "seconds": seconds}
 
 
 def _refresh(con, definition: str, table: str, key: list[str], since_seq: int) -> str:

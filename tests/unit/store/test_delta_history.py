@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.ingest.commits import commit_tables, snapshot_stats
 from pipeline.ingest.discovery import discover
 from pipeline.serve.connect import connect
 from pipeline.stage.store import StagingStore
@@ -18,10 +19,16 @@ from tests.fixtures import runs as rs
 
 
 def ingest(wh: Warehouse, raw: Path, **kw):
+    """What the run's assets do: discover, stage, order the gh-pages runs, merge."""
     staging = StagingStore(wh.staging)
     sources, problems = discover(raw)
     staging.stage(sources)
-    return Merger(wh, staging).run(sources, problems, **kw)
+    for s in sources:
+        s.name_snapshot()
+    stats = snapshot_stats({s.snapshot: staging.path(s) for s in sources if s.snapshot})
+    snapshot, change = commit_tables(sources, stats, None)
+    reference = {"benchmark_snapshot": snapshot, "commit_change": change}
+    return Merger(wh, staging).run(sources, problems, reference=reference, **kw)
 
 
 def facts(wh: Warehouse, seq: int | None = None):
@@ -135,3 +142,42 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
                 continue
             q = f"select * from {vf.name} order by all"
             assert a.execute(q).fetchall() == b.execute(q).fetchall(), vf.name
+
+
+def _page(raw: Path, folder: str, run_at: str, value: float, order: list[str]) -> None:
+    from tests.fixtures.gh_pages_repo import benchmark_csv
+
+    (raw / "pages" / "benchmarks" / folder).mkdir(parents=True, exist_ok=True)
+    (raw / "pages" / "benchmarks" / folder / "benchmark.csv").write_text(benchmark_csv(run_at, value))
+    (raw / "pages" / "benchmarks" / "commits.txt").write_text("".join(f"{f}\n" for f in order))
+
+
+def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(tmp_path):
+    """A commit appended at the end of the order moves no other run: the refresh stays incremental.
+    A commit that lands between two benchmarked ones shifts the commit order of every later run, on
+    every GPU and kernel, touched or not: the file is then built whole. Both equal a fresh build."""
+    from pipeline.serve.duckdb_build import build_duckdb, view_files
+
+    raw, wh = tmp_path / "raw", Warehouse(tmp_path / "wh")
+    _page(raw, "aaaaaaa", "2025-01-01 10:00:00", 1.0, ["aaaaaaa"])
+    _page(raw, "ccccccc", "2025-01-08 10:00:00", 1.5, ["aaaaaaa", "ccccccc"])
+    ingest(wh, raw)
+    inc = Warehouse(wh.root_uri, tmp_path / "incremental")
+    assert build_duckdb(inc, inc.published())["mode"] == "full"
+    steps = [
+        ("ddddddd", "2025-01-15 10:00:00", 1.6, ["aaaaaaa", "ccccccc", "ddddddd"], "incremental"),
+        ("bbbbbbb", "2025-01-22 10:00:00", 1.2, ["aaaaaaa", "bbbbbbb", "ccccccc", "ddddddd"], "full"),
+    ]
+    for folder, run_at, value, order, mode in steps:
+        _page(raw, folder, run_at, value, order)
+        assert ingest(wh, raw).mode == "incremental"
+        assert build_duckdb(inc, inc.published())["mode"] == mode, folder
+        fresh = Warehouse(wh.root_uri, tmp_path / f"fresh-{folder}")
+        build_duckdb(fresh, fresh.published())
+        with inc.open_duckdb() as a, fresh.open_duckdb() as b:
+            for vf in view_files():
+                q = f"select * from {vf.name} order by all"
+                assert a.execute(q).fetchall() == b.execute(q).fetchall(), (folder, vf.name)
+    with inc.open_duckdb() as con:
+        order = con.execute("select short_commit from benchmark_commit order by commit_order").fetchall()
+    assert [o[0] for o in order] == ["aaaaaaa", "bbbbbbb", "ccccccc", "ddddddd"]
