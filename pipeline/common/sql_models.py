@@ -6,6 +6,7 @@ declarations (graphlib), never the file names.
     name: series_versions
     materialized: table              # view (default) | table | temp_table
     incremental_key: [kernel_name, gpu_name]
+    incremental_key_from: fact_measurement   # the view whose rows carry the key (default)
     depends_on: [ranked_measurements, regression_settings]
     description: one row per series and version, summarizing every run of it
     */
@@ -38,6 +39,9 @@ class ModelHeader(BaseModel):
     depends_on: tuple[str, ...] = ()
     creates: tuple[str, ...] = ()
     incremental_key: tuple[str, ...] = ()
+    # The view whose rows carry the key: a new fact touches the key values of the rows this view
+    # gives for the new facts alone, and a model row with key value K reads only its rows with K.
+    incremental_key_from: str = "fact_measurement"
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:

@@ -1,7 +1,8 @@
 /* MODEL
 name: series_steps
 materialized: table
-incremental_key: [kernel_name, gpu_name]
+incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
+incremental_key_from: ranked_measurements
 depends_on: [ranked_measurements]
 */
 -- series_steps: one row per axis, series and step (a version, or a benchmarked commit),

@@ -181,3 +181,32 @@ def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(
     with inc.open_duckdb() as con:
         order = con.execute("select short_commit from benchmark_commit order by commit_order").fetchall()
     assert [o[0] for o in order] == ["aaaaaaa", "bbbbbbb", "ccccccc", "ddddddd"]
+
+
+def test_a_fact_a_new_run_carries_again_leaves_no_step_behind(tmp_path):
+    """The same benchmark.csv written again under another commit's folder: no new fact, but the
+    facts now belong to the run named first (`snapshot`), so they leave one commit's step for
+    another. Refreshing only the keys of new facts would keep the old step; the models keyed
+    finer than the facts' own columns are recomputed whole, and the file equals a fresh build."""
+    from pipeline.serve.duckdb_build import build_duckdb, view_files
+
+    raw, wh = tmp_path / "raw", Warehouse(tmp_path / "wh")
+    _page(raw, "bbbbbbb", "2025-01-01 10:00:00", 1.0, ["bbbbbbb"])
+    _page(raw, "ccccccc", "2025-01-08 10:00:00", 1.5, ["bbbbbbb", "ccccccc"])
+    ingest(wh, raw)
+    inc = Warehouse(wh.root_uri, tmp_path / "incremental")
+    build_duckdb(inc, inc.published())
+    with inc.open_duckdb() as con:
+        before = con.execute("select distinct benchmarked_commit from measurements order by 1").fetchall()
+    _page(raw, "aaaaaaa", "2025-01-01 10:00:00", 1.0, ["bbbbbbb", "ccccccc", "aaaaaaa"])
+    assert ingest(wh, raw).mode == "incremental"
+    done = build_duckdb(inc, inc.published())
+    assert done["mode"] == "incremental" and done["refreshed"]["series_steps"] == "full", done["refreshed"]
+    fresh = Warehouse(wh.root_uri, tmp_path / "fresh")
+    build_duckdb(fresh, fresh.published())
+    with inc.open_duckdb() as a, fresh.open_duckdb() as b:
+        after = a.execute("select distinct benchmarked_commit from measurements order by 1").fetchall()
+        for vf in view_files():
+            q = f"select * from {vf.name} order by all"
+            assert a.execute(q).fetchall() == b.execute(q).fetchall(), vf.name
+    assert before == [("bbbbbbb",), ("ccccccc",)] and after == [("aaaaaaa",), ("ccccccc",)]
