@@ -110,15 +110,6 @@ def _relations(con) -> set[str]:
     return {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
 
 
-def _columns(con, relation: str) -> set[str]:
-    return {
-        r[0]
-        for r in con.execute(
-            "select column_name from information_schema.columns where table_name = ?", [relation]
-        ).fetchall()
-    }
-
-
 def _records(con, sql: str, params: list | None = None) -> list[dict]:
     cur = con.execute(sql, params or [])
     cols = [d[0] for d in cur.description]
@@ -152,19 +143,14 @@ def _version_ranks(con, relations: set[str]) -> list[tuple[int, str]]:
     return sorted(labels.items())
 
 
-_AXIS_KEY_SQL = "case when benchmarked_commit is null then 'v:' || version_rank else 'c:' || benchmarked_commit end"
-
-
-def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
-    release = "max(release)" if "release" in cols else "cast(null as varchar)"
+def _commit_axis(con) -> list[dict]:
     rows = _records(
         con,
-        f"""
-        select {_AXIS_KEY_SQL} as axis_key, max(benchmarked_commit) as commit, max(commit_order) as commit_order,
-               {release} as release, max(version_rank) as version_rank
-        from {ranked} as m
-        where version_rank is not null and p50 > 0
-        group by all""",
+        """
+        select axis_key, max(benchmarked_commit) as commit, max(commit_order) as commit_order,
+               max(release) as release, max(version_rank) as version_rank
+        from sweep_points
+        group by axis_key""",
     )
     rows.sort(
         key=lambda r: (
@@ -178,15 +164,14 @@ def _commit_axis(con, cols: set[str], ranked: str) -> list[dict]:
     return rows
 
 
-def _axis(con, mcols: set[str], commit_mode: bool, ranks: list, versions: list[str], ver_of_rank: dict):
+def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank: dict):
     """The plot's x axis (commits in commit order, else versions): labels, each point's version, the
     index of each axis key, and the query of the points on it."""
     axis_labels: list[str] = []
     axis_ver: list[int] = []
     if commit_mode:
-        ranked = "measurements"
         axis_index = {}
-        for r in _commit_axis(con, mcols, ranked):
+        for r in _commit_axis(con):
             axis_index[r["axis_key"]] = len(axis_labels)
             if r["commit"] is None:
                 label = versions[ver_of_rank[r["version_rank"]]]
@@ -195,12 +180,8 @@ def _axis(con, mcols: set[str], commit_mode: bool, ranks: list, versions: list[s
             axis_labels.append(label)
             axis_ver.append(ver_of_rank[r["version_rank"]])
         points_sql = f"""
-            select {_SWEEP_COLS}, max(metric_unit) as metric_unit, x_value, max(x_numeric) as x_numeric,
-                   {_AXIS_KEY_SQL} as axis_key, min(p20) as p20, median(p50) as p50, max(p80) as p80,
-                   count(*) as runs
-            from {ranked} as m
-            where version_rank is not null and p50 > 0
-            group by {_SWEEP_COLS}, x_value, axis_key
+            select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, axis_key, p20, p50, p80, runs
+            from sweep_points
             order by {_SWEEP_COLS}, x_numeric nulls last, x_value"""
     else:
         axis_index = {rank: i for i, (rank, _) in enumerate(ranks)}
@@ -314,8 +295,8 @@ def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, s
 def build_payload(con) -> SiteData:
     """Read the published warehouse once (a handful of queries) and encode what the page shows."""
     relations = _relations(con)
-    mcols = _columns(con, "measurements")
-    commit_mode = {"benchmarked_commit", "commit_order"} <= mcols
+    # the warehouse's file has sweep_points (sql/analyze); a hand-made file without it is by version
+    commit_mode = "sweep_points" in relations
     ranks = _version_ranks(con, relations)
     versions = [label for _, label in ranks]
     ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
@@ -324,7 +305,7 @@ def build_payload(con) -> SiteData:
     # the Liger-family rule stays in the views: which provider is liger, as series_versions says
     is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
 
-    axis_labels, axis_ver, axis_index, points_sql = _axis(con, mcols, commit_mode, ranks, versions, ver_of_rank)
+    axis_labels, axis_ver, axis_index, points_sql = _axis(con, commit_mode, ranks, versions, ver_of_rank)
 
     sweep_id, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
 

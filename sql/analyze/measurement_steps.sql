@@ -1,0 +1,16 @@
+/* MODEL
+name: measurement_steps
+depends_on: [measurements]
+*/
+-- measurement_steps: every measurement with a positive p50 and an orderable Liger version, placed
+-- on the dashboard's x axis: axis_key is its benchmarked commit ('c:<sha>') when one is known,
+-- else its version ('v:<version_rank>': upstream's main CSVs, our own runs). A run of a known
+-- commit is never pooled with commit-less runs of the same version.
+select
+    measurements.*,
+    case
+        when measurements.benchmarked_commit is null then 'v:' || measurements.version_rank
+        else 'c:' || measurements.benchmarked_commit
+    end as axis_key
+from measurements
+where measurements.version_rank is not null and measurements.p50 > 0
