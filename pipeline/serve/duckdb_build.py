@@ -441,28 +441,22 @@ class Touched:
     """The key values new facts touch, for one (source view, key), found once per build and used
     by every model refreshed on that key. A model row with key value K depends only on the
     source's rows with K (the `incremental_key` promise), so recomputing the model over just
-    those rows gives exactly its rows for the touched keys. The facts are narrowed to the key's
-    own columns first, a superset of the facts behind those rows.
-    The narrowing is a semi join on temp tables at the bottom (`delta_fact_measurement`): DuckDB
-    does not push a filter on top of the fact view, or a correlated EXISTS, down to the scan
-    (at 1 M facts, 2.1 s against 4.5 s for reference_measurements whole)."""
+    those rows gives exactly its rows for the touched keys.
+    Narrowed by a semi join on the key table, at the source: for the facts themselves at the
+    bottom (`delta_fact_measurement`), for a finer source on that view. Narrowing the facts under a
+    finer source as well made DuckDB plan reference_measurements past its memory limit at 10 M
+    facts; a filter on top of the fact view, or a correlated EXISTS, is not pushed down at all."""
 
     source: str
     key: list[str]
     keys: str  # temp table: the touched key values
-    digests: str  # temp table: the facts whose own columns match a touched key
     count: int = 0
-    owned: tuple[str, ...] = ()  # the temp tables this one drops
-
-    @property
-    def fact_key(self) -> list[str]:
-        return [c for c in self.key if c in FACT_COLUMNS]
 
     @classmethod
     def find(cls, con, source: str, key: list[str], since_seq: int, n: int, known: list[Touched]) -> Touched:
         """From a finer key already found on the same source (a projection), else from the facts."""
         finer = next((t for t in known if t.source == source and set(key) < set(t.key)), None)
-        t = cls(source, key, f"touched_key_{n}", f"touched_fact_{n}")
+        t = cls(source, key, f"touched_key_{n}")
         if finer is not None:
             con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {finer.keys}")
         else:
@@ -471,20 +465,11 @@ class Touched:
             with _narrowed(con, "delta_fact_measurement", new):
                 con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {source}")
         t.count = duck.scalar(con, f"select count(*) from {t.keys}")
-        t.owned = (t.keys,)
-        if finer is not None and finer.fact_key == t.fact_key:
-            t.digests = finer.digests
-        else:
-            con.execute(f"""create or replace temp table {t.digests} as
-                select f.measurement_digest from delta_fact_measurement f
-                semi join (select distinct {", ".join(t.fact_key)} from {t.keys}) k on {_on(t.fact_key, "f")}""")
-            t.owned += (t.digests,)
         return t
 
     def refresh(self, con, model: SqlModel, definition: str, table: str) -> str:
         """Delete the model's rows for the touched keys and insert them again, computed over the
-        narrowed facts (and, when the model reads a source finer than the facts, over that
-        source's rows for the touched keys only)."""
+        source's rows for the touched keys only (when the model reads that source)."""
         if self.count == 0:
             return "untouched"
         quoted = f'"{table}"'
@@ -493,14 +478,13 @@ class Touched:
             f'insert into "{table}" by name select d.* from "{definition}" d '
             f"semi join {self.keys} k on {_on(self.key, 'd')}"
         )
-        with _narrowed(con, "delta_fact_measurement", f"semi join {self.digests} using (measurement_digest)"):
-            if self.source != "fact_measurement" and self.source in model.header.depends_on:
-                with _narrowed(con, self.source, f"semi join {self.keys} k on {_on(self.key, 'f')}"):
-                    con.execute(insert)
-            else:
+        narrowed = "delta_fact_measurement" if self.source == "fact_measurement" else self.source
+        if narrowed == "delta_fact_measurement" or narrowed in model.header.depends_on:
+            with _narrowed(con, narrowed, f"semi join {self.keys} k on {_on(self.key, 'f')}"):
                 con.execute(insert)
+        else:
+            con.execute(insert)
         return f"{self.count} key(s)"
 
     def drop(self, con) -> None:
-        for t in self.owned:
-            con.execute(f"drop table if exists {t}")
+        con.execute(f"drop table if exists {self.keys}")
