@@ -73,3 +73,33 @@ def test_a_file_without_its_header_or_with_a_wrong_name_is_refused(tmp_path: Pat
     (tmp_path / "plain.sql").write_text("/* MODEL\nname: plain\nmaterialised: table\n*/\nselect 1\n")
     with pytest.raises(ModelError, match="bad header"):
         load_models(tmp_path)
+
+
+def _reads(name: str, by_name: dict) -> set[str]:
+    """Every relation the model ``name`` reads, directly or through other models."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for dep in by_name[todo.pop()].header.depends_on:
+            if dep not in seen:
+                seen.add(dep)
+                todo += [dep] if dep in by_name else []
+    return seen
+
+
+def test_an_incremental_key_is_columns_of_its_source_and_of_the_model(shipped_warehouse):
+    """The refresh finds touched keys in the key's source, narrows that source by the key's columns
+    and deletes the model's rows by the same columns: the source and the model must both hold every
+    key column, and the model must read the source."""
+    import duckdb
+
+    by_name = {m.name: m for m in (*serve_models(), *analyze_models())}
+    keyed = [m for m in by_name.values() if m.header.incremental_key]
+    assert {m.name for m in keyed} >= {"series_steps", "reference_measurements", "step_changes", "sweep_points"}
+    with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
+        columns = lambda rel: {r[0] for r in con.execute(f"describe {rel}").fetchall()}  # noqa: E731
+        for m in keyed:
+            key, source = set(m.header.incremental_key), m.header.incremental_key_from
+            assert source in _reads(m.name, by_name), (m.name, source)
+            assert key <= columns(source), (m.name, key - columns(source))
+            assert key <= columns(m.name), (m.name, key - columns(m.name))
