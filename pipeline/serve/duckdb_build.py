@@ -358,10 +358,9 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
                or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
             {"s": since_seq},
         )
-        con.execute(
-            "create or replace temp table touched_provenance as select * from fact_provenance "
-            "where measurement_digest in (select measurement_digest from touched_digest)"
-        )
+        # Narrowed at the bottom: a filter on top of the view would aggregate every sighting first.
+        with _narrowed(con, "delta_fact_sighting", "semi join touched_digest using (measurement_digest)"):
+            con.execute("create or replace temp table touched_provenance as select * from fact_provenance")
         con.execute(f"""create or replace temp table reattributed_digest as
             select measurement_digest from {table} o join touched_provenance n using (measurement_digest)
             where o.snapshot is distinct from n.snapshot""")
