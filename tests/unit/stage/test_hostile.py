@@ -98,9 +98,17 @@ ALLOWED_INTERPOLATIONS = {
         "definition",
         "vf.name",
         "int(published.seq)",
-        "touched('d')",
-        "touched('f')",
-        "touched(table)",
+        "SNAPSHOTS_BUILT",
+        # keyed refresh: the key's columns and source view come from our own MODEL headers, the
+        # rest are the build's own temp table names and the join text built from those columns
+        "', '.join(key)",
+        "source",
+        "quoted",
+        "t.keys",
+        "finer.keys",
+        "self.keys",
+        "_on(self.key, 'd')",
+        "_on(self.key, quoted)",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {
@@ -116,8 +124,6 @@ ALLOWED_INTERPOLATIONS = {
     # The dashboard's SQL: module constants; `ranked` is a relation built from the version order
     # with its labels quoted as literals (quotes doubled).
     "pipeline/analyze/site/payload.py": {
-        "_AXIS_KEY_SQL",
-        "release",
         "_SWEEP_COLS",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
