@@ -9,7 +9,8 @@ Writes into ``out_dir``:
   selects; each change rebuilds one Plotly figure with ``Plotly.react`` from the embedded payload):
   a sweep's p50 per x point over benchmarked commits (``sweep_points``; over versions from
   ``series_versions`` in a file without it) with its p20-p80 band, the reference provider dashed,
-  the sweep's verdicts from ``sweep_regressions`` with their evidence, suspects from ``commit_suspects`` when that view exists;
+  the sweep's verdicts from ``sweep_regressions`` with their evidence, suspects from
+  ``commit_suspects`` when that view exists;
   a per-GPU overview of every liger-family sweep (latest change, verdict, runs); the releases;
 * ``release-<version>.html`` -- per release: coverage, what moved (flagged verdicts with evidence),
   what was compared and unchanged, what was not compared and why;
