@@ -19,7 +19,7 @@ from pipeline.config import GIT_REPO_ENV
 from pipeline.contracts.sources import SourceFile, is_git
 from pipeline.contracts.tables import STAGED_CONTENT
 from pipeline.defs.resources import WarehouseResource
-from pipeline.ingest.commits import commit_tables, snapshot_stats
+from pipeline.ingest.commits import reference_tables
 from pipeline.ingest.discovery import DataRootError, discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import by_partition
@@ -99,16 +99,14 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
 
 def _commit_tables(context, sources: list[SourceFile], staging, git_repo) -> dict:
     """benchmark_snapshot and commit_change from the gh-pages snapshots among the sources."""
-    for s in sources:
-        s.name_snapshot()
-    snaps = {s.snapshot: staging.path(s) for s in sources if s.snapshot}
-    snapshot, change = commit_tables(sources, snapshot_stats(snaps), git_repo)
+    tables = reference_tables(sources, staging.path, git_repo)
+    snapshot, change = tables["benchmark_snapshot"], tables["commit_change"]
     orders = snapshot.column("order_source").to_pylist()
     context.log.info(
         f"{snapshot.num_rows} gh-pages snapshot(s) ordered by {sorted(set(orders)) or 'nothing'}; "
         f"{change.num_rows} commit(s) between them"
     )
-    return {"benchmark_snapshot": snapshot, "commit_change": change}
+    return tables
 
 
 def _record_partitions(context, sources: list[SourceFile], counts: dict) -> None:

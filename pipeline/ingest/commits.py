@@ -10,6 +10,7 @@ The order comes from the clone's commit graph when there is one, else commits.tx
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -123,3 +124,15 @@ def commit_tables(
         pa.Table.from_pylist(snapshot_rows, schema=BENCHMARK_SNAPSHOT.schema),
         pa.Table.from_pylist(change_rows, schema=COMMIT_CHANGE.schema),
     )
+
+
+def reference_tables(
+    sources: list[SourceFile], staged_path: Callable[[SourceFile], Path], repo: Path | None
+) -> dict[str, pa.Table]:
+    """What a run merges beside the facts: benchmark_snapshot and commit_change, from the gh-pages
+    snapshots among ``sources`` (each named by its folder and content) and their staged files."""
+    for s in sources:
+        s.name_snapshot()
+    stats = snapshot_stats({s.snapshot: staged_path(s) for s in sources if s.snapshot})
+    snapshot, change = commit_tables(sources, stats, repo)
+    return {"benchmark_snapshot": snapshot, "commit_change": change}

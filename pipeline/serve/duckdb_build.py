@@ -63,7 +63,6 @@ DUCK_TYPES = {
     pa.bool_(): "boolean",
     pa.timestamp("us", tz="UTC"): "timestamptz",
 }
-FACT_COLUMNS = set(SCHEMAS["fact_measurement"].names)
 SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
 # What the build registers before the models: the Delta snapshot and the lookup tables.
 LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run", "commit_kernel")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ingest.commits import commit_tables, snapshot_stats
+from pipeline.ingest.commits import reference_tables
 from pipeline.ingest.discovery import discover
 from pipeline.serve.connect import connect
 from pipeline.stage.store import StagingStore
@@ -23,11 +23,7 @@ def ingest(wh: Warehouse, raw: Path, **kw):
     staging = StagingStore(wh.staging)
     sources, problems = discover(raw)
     staging.stage(sources)
-    for s in sources:
-        s.name_snapshot()
-    stats = snapshot_stats({s.snapshot: staging.path(s) for s in sources if s.snapshot})
-    snapshot, change = commit_tables(sources, stats, None)
-    reference = {"benchmark_snapshot": snapshot, "commit_change": change}
+    reference = reference_tables(sources, staging.path, None)
     return Merger(wh, staging).run(sources, problems, reference=reference, **kw)
 
 
