@@ -49,6 +49,7 @@ import io
 import json
 import math
 import re
+import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -1664,8 +1665,8 @@ def _run_text(run: Mapping[str, Any]) -> str | None:
         "primaryStatistic",
     }:
         return None
-    if timing["latencyNs"].keys() != {"median"}:
-        return None
+    if timing["latencyNs"].keys() != {"median"} or not all(k.isascii() for k in native["metrics"]):
+        return None  # RFC 8785 sorts keys by UTF-16 code units: Python's order is that one for ASCII
     metrics = ",".join(f"{_str(k)}:{_num(v)}" for k, v in sorted(native["metrics"].items()))
     parts = [f'"environmentDigest":{_str(spec["environmentDigest"])}']
     parts.append(f'"implementationDigest":{_str(spec["implementationDigest"])}')
@@ -1693,9 +1694,10 @@ def _run_text(run: Mapping[str, Any]) -> str | None:
 
 
 def run_digest(run: Mapping[str, Any]) -> str:
-    """`object_digest` of a run, fast (it is the per-row cost of mapping a CSV): the run's RFC 8785 text written
-    directly (`_run_text`); a run of another shape, or text that is not UTF-8 (a lone surrogate), goes to the
-    reference `object_digest`. The golden tests check it on every shipped row."""
+    """`object_digest` of a run, fast (it is the per-row cost of mapping a CSV, and of reading a record): the
+    run's RFC 8785 text written directly (`_run_text`); a run of another shape, or text that is not UTF-8 (a lone
+    surrogate), goes to the reference `object_digest`. The golden tests check it on every shipped row, and
+    tests/unit/stage on records of other shapes."""
     try:
         text = _run_text(run)
         if text is not None:
@@ -1705,53 +1707,83 @@ def run_digest(run: Mapping[str, Any]) -> str:
     return manifest_digest(run)
 
 
+# The RFC 8785 text of a CSV row's run, written directly: keys in sorted order, the identity's pieces shared by
+# a sweep's rows, the numbers and the timestamp's pieces per row. One template for both writers: `row_run_digest`
+# (Python, any row) and `run_digest_sql` (DuckDB, the rows whose numbers it writes as ECMAScript does).
+RUN_TEXT = (
+    '{head}{measurements},"observedAt":{observed}{native}{external_id},"metrics":{{{metrics}}},"source":'
+    + _str(SOURCE_SLUG).replace("{", "{{").replace("}", "}}")
+    + '}},"status":"passed","timing":{{"latencyNs":{{"median":{median}}},"primaryStatistic":"median"}}{tail}'
+)
+MEASUREMENTS_TEXT = (
+    ',"measurements":[{{"metric":"latency","statistic":"p20","unit":"ns","value":{ns20}}},'
+    '{{"metric":"latency","statistic":"p80","unit":"ns","value":{ns80}}}]'
+)
+METRICS_TEXT = '"ms_20":{ms20},"ms_50":{ms50},"ms_80":{ms80}'
+MEDIAN_ONLY_METRICS_TEXT = '"ms_50":{ms50}'
+
+
+@dataclass(frozen=True)
+class RunFrame:
+    """What a row's run text takes from its identity, pass, provider and GPU (not its timestamp or numbers)."""
+
+    head: str  # the text up to the digests that precede `measurements`
+    native: str  # from `,"protocolDigest"` to `"externalId":`
+    tail: str  # after `timing`
+    external_id_prefix: str  # the externalId up to its timestamp part
+
+
 @lru_cache(maxsize=1 << 14)  # the rows of one sweep share all of it
-def _run_frame(
-    identity: Identity, mode: str, provider: str, gpu_name: str, timestamp: str
-) -> tuple[str, str, str, str]:
-    """(externalId, and the RFC 8785 text of a row's run in three pieces the numbers go between):
-    everything of the run but the quantiles, in `_run_text`'s key order. ValueError where
-    `run_manifest` raises."""
-    external_id = external_id_of(identity.kernel, mode, provider, gpu_name, identity.case_key, timestamp)
-    observed_at = to_utc_instant(timestamp.replace(" ", "T", 1))
+def run_frame(identity: Identity, mode: str, provider: str, gpu_name: str) -> RunFrame:
     head = (
         f'{{"apiVersion":{_str(API_VERSION)},"kind":"BenchmarkRun","spec":{{'
         f'"environmentDigest":{_str(identity.environment_digest)},'
         f'"implementationDigest":{_str(identity.implementation_digest)}'
     )
-    middle = (
-        f',"observedAt":{_str(observed_at)},"protocolDigest":{_str(identity.protocol_digest)},'
-        f'"sourceNative":{{"benchmark":{_str(f"{identity.kernel}/{mode}")},"externalId":{_str(external_id)},'
+    native = (
+        f',"protocolDigest":{_str(identity.protocol_digest)},'
+        f'"sourceNative":{{"benchmark":{_str(f"{identity.kernel}/{mode}")},"externalId":'
     )
     tail = f',"workloadDigest":{_str(identity.workload_digest)}}}}}'
-    return external_id, head, middle, tail
+    prefix = external_id_of(identity.kernel, mode, provider, gpu_name, identity.case_key, "")
+    return RunFrame(head, native, tail, prefix)
+
+
+@lru_cache(maxsize=1 << 14)
+def observed_at_of(timestamp: str) -> str:
+    """The run's `observedAt` for a CSV timestamp (ValueError where `run_manifest` raises)."""
+    return to_utc_instant(timestamp.replace(" ", "T", 1))
 
 
 def row_run_digest(
     identity: Identity, mode: str, provider: str, gpu_name: str, timestamp: str, y20: str, y50: str, y80: str
 ) -> tuple[str, str]:
     """(externalId, run digest) of a CSV row: `run_digest(run_manifest(row)[0])` without building the run,
-    the per-row cost of mapping a CSV (the frame is shared by a sweep's rows; only the numbers are written
-    per row). tests/unit/contracts check it against that reference on every shipped row."""
+    the per-row cost of mapping a CSV. tests/unit/contracts check it against that reference on every shipped
+    row; tests/unit/stage check `run_digest_sql` against it."""
     ms50, ms20, ms80 = js_number(y50), js_number(y20), js_number(y80)
     if not math.isfinite(ms50) or ms50 <= 0:
         raise ValueError(f"invalid median '{y50}'")
     median = js_round(ms50 * 1_000_000)
     if median > _MAX_SAFE:
         raise ValueError(f"median {y50} ms is not a safe integer of ns")
-    external_id, head, middle, tail = _run_frame(identity, mode, provider, gpu_name, timestamp)
+    frame = run_frame(identity, mode, provider, gpu_name)
+    external_id = frame.external_id_prefix + kebab(timestamp)
+    observed_at = observed_at_of(timestamp)
     if math.isfinite(ms20) and math.isfinite(ms80):
-        measurements = (
-            ',"measurements":[{"metric":"latency","statistic":"p20","unit":"ns","value":'
-            f'{_num(ms_to_ns(ms20))}}},{{"metric":"latency","statistic":"p80","unit":"ns","value":'
-            f"{_num(ms_to_ns(ms80))}}}]"
-        )
-        metrics = f'"ms_20":{_num(js_value(ms20))},"ms_50":{_num(js_value(ms50))},"ms_80":{_num(js_value(ms80))}'
+        measurements = MEASUREMENTS_TEXT.format(ns20=_num(ms_to_ns(ms20)), ns80=_num(ms_to_ns(ms80)))
+        metrics = METRICS_TEXT.format(ms20=_num(js_value(ms20)), ms50=_num(js_value(ms50)), ms80=_num(js_value(ms80)))
     else:
-        measurements, metrics = "", f'"ms_50":{_num(js_value(ms50))}'
-    text = (
-        f'{head}{measurements}{middle}"metrics":{{{metrics}}},"source":{_str(SOURCE_SLUG)}}},"status":"passed",'
-        f'"timing":{{"latencyNs":{{"median":{_num(js_value(median))}}},"primaryStatistic":"median"}}{tail}'
+        measurements, metrics = "", MEDIAN_ONLY_METRICS_TEXT.format(ms50=_num(js_value(ms50)))
+    text = RUN_TEXT.format(
+        head=frame.head,
+        measurements=measurements,
+        observed=_str(observed_at),
+        native=frame.native,
+        external_id=_str(external_id),
+        metrics=metrics,
+        median=_num(js_value(median)),
+        tail=frame.tail,
     )
     try:
         return external_id, "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -1760,6 +1792,89 @@ def row_run_digest(
         row |= {"y_value_20": y20, "y_value_50": y50, "y_value_80": y80, "liger_version": ""}
         run, external_id = run_manifest(row, identity, with_metadata=False)
         return external_id, run_digest(run)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The same run text in DuckDB SQL, for the rows whose numbers SQL writes exactly as ECMAScript does: every
+# quantile a plain decimal (no whitespace, hex or Infinity), finite, and each written without an exponent
+# (DuckDB prints a double as Python's `repr` does; where that has no exponent it is ECMAScript's text too).
+# Any other row is `row_run_digest`'s, in Python: `run_sql_is_exact` says which.
+
+_JS_PLAIN_DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+
+
+def js_number_sql(text: str) -> str:
+    """`Number(text)` for a plain decimal (both parse correctly rounded), else NULL."""
+    return f"case when regexp_full_match({text}, '{_JS_PLAIN_DECIMAL}') then try_cast({text} as double) end"
+
+
+def js_round_sql(x: str) -> str:
+    """`Math.round`, as `js_round` computes it (x - floor(x) is exact for a finite double)."""
+    return f"(case when {x} - floor({x}) >= 0.5 then floor({x}) + 1 else floor({x}) end)"
+
+
+def js_value_text_sql(x: str) -> str:
+    """`_num(js_value(x))` for a finite |x| <= 2^53 - 1 whose text has no exponent (`run_sql_is_exact`)."""
+    integral = f"{x} = trunc({x}) and abs({x}) <= {_MAX_SAFE}"
+    return f"(case when {integral} then cast(cast({x} as bigint) as varchar) else cast({x} as varchar) end)"
+
+
+def run_sql_is_exact(ms20: str, ms50: str, ms80: str, ns20: str, ns50: str, ns80: str, texts: str) -> str:
+    """True where `run_text_sql` writes the row's run as `row_run_digest` does (NULL counts as false)."""
+    finite = " and ".join(f"isfinite({v})" for v in (ms20, ms50, ms80))
+    safe = " and ".join(f"abs({v}) <= {_MAX_SAFE}" for v in (ms20, ms50, ms80, ns20, ns50, ns80))
+    return f"({finite} and {ms50} > 0 and {safe} and not contains({texts}, 'e'))"
+
+
+def csv_timestamp_sql(text: str) -> tuple[str, str]:
+    """(parsed, kebab text) in SQL for upstream's own `YYYY-MM-DD HH:MM:SS`, a real date and time of years
+    1000-9999 (`parsed` NULL otherwise): there `kebab` only turns the separators into "-"."""
+    parsed = (
+        f"case when regexp_full_match({text}, '[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}')"
+        f" and {text} >= '1000' then try_strptime({text}, '%Y-%m-%d %H:%M:%S') end"
+    )
+    return parsed, f"replace(replace({text}, ' ', '-'), ':', '-')"
+
+
+def observed_at_json_sql(parsed: str) -> str:
+    """`_str(observed_at_of(timestamp))` for a timestamp `csv_timestamp_sql` parsed: the same instant, `.000Z`."""
+    return f"""('"' || strftime({parsed}, '%Y-%m-%dT%H:%M:%S') || '.000Z"')"""
+
+
+def _sql_template(template: str, slots: Mapping[str, str]) -> str:
+    """A `str.format` template as a SQL concatenation: its text as literals, its fields as `slots`' expressions."""
+    pieces = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        if literal:
+            pieces.append("'" + literal.replace("'", "''") + "'")
+        if name is not None:
+            pieces.append(slots[name])
+    return "(" + " || ".join(pieces) + ")"
+
+
+def run_text_sql(slots: Mapping[str, str]) -> str:
+    """`RUN_TEXT` with measurements, in SQL. `slots`: SQL expressions for the fields of `RUN_TEXT` but
+    `measurements` and `metrics`, and for ns20, ns80, ms20, ms50, ms80 (the numbers' texts)."""
+    return _sql_template(
+        RUN_TEXT,
+        {
+            **slots,
+            "measurements": _sql_template(MEASUREMENTS_TEXT, slots),
+            "metrics": _sql_template(METRICS_TEXT, slots),
+        },
+    )
+
+
+def json_string(value: str) -> str:
+    """A string's RFC 8785 text."""
+    return _str(value)
+
+
+def json_string_halves(value: str) -> tuple[str, str]:
+    """`_str(value)` without its closing quote, and without its opening one: escaping is per character, so
+    the externalId's JSON text is its prefix's first half and its timestamp part's second."""
+    text = _str(value)
+    return text[:-1], text[1:]
 
 
 def _resolve_row(row: Mapping[str, str]) -> Identity | Skip:

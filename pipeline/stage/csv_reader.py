@@ -2,8 +2,9 @@
 
 DuckDB parses (by column name, streaming, multi-threaded) and its reject store gives the line
 and raw text of structurally broken lines; value checks are one vectorized SQL pass. Python
-only touches the header, each *distinct* config string and, for KernelIndex's mapping of the row
-(`ki_map`), each distinct identity key; per row only the run KernelIndex would make is built and hashed.
+only touches the header, each *distinct* config string and each distinct KernelIndex identity key:
+SQL writes and hashes the run KernelIndex would make of a row (`ki.run_text_sql`). A row whose
+numbers or timestamp SQL cannot write as ECMAScript does goes through the per-row reference, `ki_map`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pipeline.contracts.rules import (
     unit_sql,
 )
 from pipeline.stage import driver
-from pipeline.stage.distinct import map_distinct
+from pipeline.stage.distinct import DistinctMap
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 REQUIRED_COLUMNS = (
@@ -157,20 +158,65 @@ def _canonical_config(raw: str | None) -> str | None:
 
 
 def register_functions(con: duckdb.DuckDBPyConnection) -> None:
-    """The Python function the CSV query calls: each distinct config canonicalized once (configs
-    repeat on every row of a sweep), remembered across batches and files."""
-    memo: dict[str, str | None] = {}
+    """The Python functions the CSV query calls: on distinct values only (remembered across batches and
+    files), a config canonicalized and an identity key resolved; per row, `ki_map`, the reference for the
+    rows whose run SQL does not write (`ki.run_sql_is_exact`)."""
     con.create_function(
         "canonical_config",
-        lambda raw: map_distinct(raw, _canonical_config, pa.string(), memo),
+        DistinctMap(_canonical_config, pa.string()),
         ["VARCHAR"],
         "VARCHAR",
         type="arrow",
         null_handling="special",
     )
     con.create_function(
+        "ki_identity",
+        DistinctMap(_identity_pieces, IDENTITY_PIECES),
+        ["VARCHAR"],
+        _struct_sql(IDENTITY_PIECES),
+        type="arrow",
+        null_handling="special",
+    )
+    con.create_function(
         "ki_map", _ki_udf, ["VARCHAR"] * (len(KI_INPUTS) + 1), KI_STRUCT_SQL, type="arrow", null_handling="special"
     )
+
+
+def _struct_sql(struct: pa.StructType) -> str:
+    return "STRUCT(" + ", ".join(f"{f.name} VARCHAR" for f in struct) + ")"
+
+
+# What a row's KernelIndex mapping takes from its identity key (JSON of the raw IDENTITY_COLUMNS): the
+# digests, and the pieces `ki.run_text_sql` joins around the row's timestamp and numbers.
+IDENTITY_PIECES = pa.struct(
+    [(f, pa.string()) for f in ("reason", "kernel_operation", "operation", "workload", "implementation")]
+    + [(f, pa.string()) for f in ("protocol", "environment", "key", "head", "native", "tail")]
+    + [(f, pa.string()) for f in ("external_id_prefix", "external_id_prefix_json")]
+)
+
+
+def _identity_pieces(key: str) -> dict:
+    values = json.loads(key)
+    kernel, mode, provider, _, _, _, gpu = values
+    identity = ki.resolve_identity(*values)
+    kernel_operation = ki.operation_digest(kernel)
+    if isinstance(identity, ki.Skip):
+        return {"reason": ki.IDENTITY_REASONS[identity.reason], "kernel_operation": kernel_operation}
+    frame = ki.run_frame(identity, mode, provider, gpu)
+    return {
+        "kernel_operation": kernel_operation,
+        "operation": identity.operation_digest,
+        "workload": identity.workload_digest,
+        "implementation": identity.implementation_digest,
+        "protocol": identity.protocol_digest,
+        "environment": identity.environment_digest,
+        "key": json.dumps(values, ensure_ascii=False),
+        "head": frame.head,
+        "native": frame.native,
+        "tail": frame.tail,
+        "external_id_prefix": frame.external_id_prefix,
+        "external_id_prefix_json": ki.json_string_halves(frame.external_id_prefix)[0],
+    }
 
 
 def _ki_udf(k, m, p, xn, xv, c, g, metric, y20, y50, y80, ts, v, problem):  # noqa: PLR0913  DuckDB counts the parameters
@@ -236,8 +282,91 @@ def _unique_columns(header: list[str]) -> dict[str, str]:
     return columns
 
 
+def _q(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
 # The raw fields KernelIndex reads (an empty field is "" to it, NULL to DuckDB).
-KI_ARGS_SQL = ", ".join(f"coalesce({c}, '')" for c in ('"timestamp"' if c == "timestamp" else c for c in KI_INPUTS))
+KI_RAW = {c: f"coalesce({_q(c)}, '')" for c in KI_INPUTS}
+KI_ARGS_SQL = ", ".join(KI_RAW.values())
+_NUMBER_NAMES = (("ki_ms20", "y_value_20"), ("ki_ms50", "y_value_50"), ("ki_ms80", "y_value_80"))
+
+
+def _ki_struct_sql(**fields: str) -> str:
+    return "{" + ", ".join(f"'{f}': {fields.get(f, 'null')}" for f in KI_FIELDS) + "}::" + KI_STRUCT_SQL
+
+
+def _ki_sql() -> str:
+    """The row's KernelIndex mapping: a memory row, a skipped identity, or a run SQL writes exactly; any
+    other row (a file-level problem, a number or timestamp SQL does not write as ECMAScript does) through
+    the per-row reference `ki_map`."""
+    texts = {"ms20": "ki_ms20_text", "ms50": "ki_ms50_text", "ms80": "ki_ms80_text"}
+    slots = {
+        "head": "ki_id.head",
+        "observed": ki.observed_at_json_sql("ki_ts"),
+        "native": "ki_id.native",
+        "external_id": "(ki_id.external_id_prefix_json || ki_ts_kebab || '\"')",
+        "median": "cast(cast(ki_ns50 as bigint) as varchar)",
+        "tail": "ki_id.tail",
+        "ns20": "cast(cast(ki_ns20 as bigint) as varchar)",
+        "ns80": "cast(cast(ki_ns80 as bigint) as varchar)",
+        **texts,
+    }
+    exact = ki.run_sql_is_exact(
+        "ki_ms20", "ki_ms50", "ki_ms80", "ki_ns20", "ki_ns50", "ki_ns80", " || ".join(texts.values())
+    )
+    skipped = "'" + ki.IDENTITY_REASONS["memoryRows"].replace("'", "''") + "'"
+    identity_digests = {
+        "ki_workload_digest": "ki_id.workload",
+        "ki_implementation_digest": "ki_id.implementation",
+        "ki_protocol_digest": "ki_id.protocol",
+        "ki_environment_digest": "ki_id.environment",
+        "ki_identity_key": "ki_id.key",
+    }
+    run = _ki_struct_sql(
+        external_id="ki_id.external_id_prefix || ki_ts_kebab",
+        run_digest="'sha256:' || sha256(" + ki.run_text_sql(slots) + ")",
+        operation_digest="ki_id.operation",
+        **identity_digests,
+    )
+    return f"""case
+            when $ki_problem is null and {KI_RAW["metric_name"]} <> 'speed'
+                then {_ki_struct_sql(operation_digest="ki_id.kernel_operation", identity_reason=skipped)}
+            when $ki_problem is null and ki_id.reason is not null
+                then {_ki_struct_sql(operation_digest="ki_id.kernel_operation", identity_reason="ki_id.reason")}
+            when $ki_problem is null and ki_ts is not null and {exact} then {run}
+            else ki_map({KI_ARGS_SQL}, $ki_problem)
+        end"""
+
+
+# KernelIndex's inputs per row: the identity's pieces (Python, once per distinct key), the timestamp's and
+# the quantiles as numbers and texts (SQL).
+_KI_INPUTS_SQL = (
+    """
+    ki_inputs as (
+        select *,
+            ki_identity(to_json(["""
+    + ", ".join(KI_RAW[c] for c in ki.IDENTITY_COLUMNS)
+    + """])) as ki_id,
+            """
+    + "{} as ki_ts, {} as ki_ts_kebab".format(*ki.csv_timestamp_sql(KI_RAW["timestamp"]))
+    + """,
+            """
+    + ",\n            ".join(f"{ki.js_number_sql(KI_RAW[c])} as {n}" for n, c in _NUMBER_NAMES)
+    + """
+        from parsed
+    ),
+    ki_numbers as (
+        select *,
+            """
+    + ",\n            ".join(
+        f"{ki.js_round_sql(f'{n} * 1000000')} as {n.replace('ms', 'ns')}, {ki.js_value_text_sql(n)} as {n}_text"
+        for n, _ in _NUMBER_NAMES
+    )
+    + """
+        from ki_inputs
+    )"""
+)
 
 # Parse and cast: every field VARCHAR, read by name; each trimmed field trimmed once, for both the
 # empty check and the output.
@@ -249,7 +378,9 @@ _PARSED_SQL = (
                       delim = ',', quote = '"', escape = '"', strict_mode = true,
                       max_line_size = $max_line, store_rejects = true,
                       rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
-    ),
+    ),"""
+    + _KI_INPUTS_SQL
+    + """,
     casted as (
         select *,
             canonical_config(extra_benchmark_config_str) as config_canonical,
@@ -263,16 +394,16 @@ _PARSED_SQL = (
             trim(x_value) as x_value__trimmed,
             trim(gpu_name) as gpu_name__trimmed,
             trim(liger_version) as liger_version__trimmed,
-            ki_map("""
-    + KI_ARGS_SQL
-    + """, $ki_problem) as ki,
+            """
+    + _ki_sql()
+    + """ as ki,
             {V20} as v20,
             {V50} as v50,
             {V80} as v80,
             -- upstream's own format first (fast path); anything else ISO-8601 with a zone goes through ICU
             coalesce(try_strptime("timestamp", '%Y-%m-%d %H:%M:%S'),
                      try_cast(try_cast("timestamp" as timestamptz) as timestamp)) as ts
-        from parsed
+        from ki_numbers
     )"""
 )
 # metric_unit: stored in its canonical unit (contracts/rules.py UNITS), values converted exactly.
@@ -371,7 +502,3 @@ def stage_csv_file(path: Path, dest: Path) -> None:
     """Parse ``path`` and write the staged Parquet ``dest`` atomically, on a database of its own (the
     staging store stages a batch on one database: :func:`driver.stage_or_quarantine`)."""
     driver.stage(READER, path, dest)
-
-
-def _q(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'

@@ -8,27 +8,49 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Only short values are remembered, and only so many: a memo stays within tens of MB whatever the
-# input (real configs, protocols and environments are well under a kilobyte, and few).
-MEMO_MAX_ENTRIES = 2048
-MEMO_MAX_CHARS = 8192
+# A memo stays within tens of MB whatever the input: it is emptied when its values or its results pass a
+# size (real configs, identities, protocols and environments are well under a kilobyte each, and few).
+MEMO_MAX_BYTES = 32 * 1024 * 1024
 
 
-def map_distinct(
-    values: pa.Array | pa.ChunkedArray, fn: Callable[[str], Any], out_type: pa.DataType, memo: dict[str, Any]
-) -> pa.Array:
+class DistinctMap:
     """``fn`` over an Arrow UDF batch, called once per distinct non-null value (nulls stay null).
 
-    Results are remembered across batches in ``memo``, so a value repeated on every row of a file
-    costs Python once per file, not once per batch."""
-    encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
-    results = []
-    for v in encoded.dictionary.to_pylist():
-        if v in memo:
-            results.append(memo[v])
-            continue
-        result = fn(v)
-        if len(v) <= MEMO_MAX_CHARS and len(memo) < MEMO_MAX_ENTRIES:
-            memo[v] = result
-        results.append(result)
-    return pa.array(results, out_type).take(encoded.indices)
+    Results are remembered across batches as Arrow: a batch costs Python a dictionary lookup per value
+    distinct in it, and Arrow takes for the rest, so a value repeated across a file (a config) or shared
+    by a sweep's rows (an identity key) costs Python once, not once per row."""
+
+    def __init__(self, fn: Callable[[str], Any], out_type: pa.DataType) -> None:
+        self.fn, self.out_type = fn, out_type
+        self._clear()
+
+    def _clear(self) -> None:
+        self.position: dict[str, int] = {}
+        self.results = pa.chunked_array([], self.out_type)
+        self.value_bytes = 0
+
+    def __call__(self, values: pa.Array | pa.ChunkedArray) -> pa.Array:
+        encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+        distinct = encoded.dictionary.to_pylist()
+        if self.results.nbytes > MEMO_MAX_BYTES or self.value_bytes > MEMO_MAX_BYTES:
+            self._clear()
+        new = [v for v in distinct if v not in self.position]
+        if new:
+            base = len(self.results)
+            self.position.update((v, base + i) for i, v in enumerate(new))
+            self.value_bytes += sum(len(v) for v in new)
+            chunk = _to_arrow([self.fn(v) for v in new], self.out_type)
+            self.results = pa.chunked_array([*self.results.chunks, chunk], self.out_type)
+        positions = pa.array([self.position[v] for v in distinct], pa.int64())
+        return self.results.take(positions.take(encoded.indices)).combine_chunks()
+
+
+def _to_arrow(results: list, out_type: pa.DataType) -> pa.Array:
+    """`pa.array(results, out_type)`, a struct's field by field (pyarrow converts dicts slowly)."""
+    if not pa.types.is_struct(out_type):
+        return pa.array(results, out_type)
+    present = [r is not None for r in results]
+    rows = [r if r is not None else {} for r in results]
+    fields = [pa.array([r.get(f.name) for r in rows], f.type) for f in out_type]
+    mask = None if all(present) else pa.array([not p for p in present])
+    return pa.StructArray.from_arrays(fields, fields=list(out_type), mask=mask)

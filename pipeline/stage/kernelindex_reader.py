@@ -19,11 +19,12 @@ from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.kernelindex import js_json_parse
+from pipeline.contracts.kernelindex import run_digest as ki_run_digest
 from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
 from pipeline.contracts.rules import future_timestamp_clause, observed_at_text_sql, quantile_reason_clauses
 from pipeline.stage import driver
-from pipeline.stage.distinct import map_distinct
+from pipeline.stage.distinct import DistinctMap
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 LINE_FORMATS = (".ndjson", ".jsonl")
@@ -179,10 +180,9 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         con.create_function(
             name, _object_checker(model), ["VARCHAR"], CHECKED_SQL, type="arrow", null_handling="special"
         )
-    memo: dict = {}
     con.create_function(
         "run_digest",
-        lambda texts: map_distinct(texts, _run_digest, pa.string(), memo),
+        DistinctMap(_run_digest, pa.string()),
         ["VARCHAR"],
         "VARCHAR",
         type="arrow",
@@ -196,7 +196,7 @@ def _run_digest(text: str) -> str | None:
     None when the run is not an object or cannot be canonicalized."""
     try:
         run = js_json_parse(text)
-        return object_digest(run) if isinstance(run, dict) and "spec" in run else None
+        return ki_run_digest(run) if isinstance(run, dict) and "spec" in run else None
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
@@ -379,16 +379,9 @@ def stage_kernelindex_file(path: Path, dest: Path) -> None:
     driver.stage(READER, path, dest)
 
 
-def _object_checker(model: type):
-    """An arrow UDF: each distinct object text of a batch checked once (and remembered)."""
-    memo: dict = {}
-
-    def check(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
-        return map_distinct(
-            texts, lambda t: dict(zip(CHECKED.names, _check_object(t, model), strict=True)), CHECKED, memo
-        )
-
-    return check
+def _object_checker(model: type) -> DistinctMap:
+    """An arrow UDF: each distinct object text checked once (and remembered)."""
+    return DistinctMap(lambda t: dict(zip(CHECKED.names, _check_object(t, model), strict=True)), CHECKED)
 
 
 def _too_deep(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
