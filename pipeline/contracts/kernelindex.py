@@ -1668,29 +1668,32 @@ def _run_text(run: Mapping[str, Any]) -> str | None:
     if timing["latencyNs"].keys() != {"median"} or not all(k.isascii() for k in native["metrics"]):
         return None  # RFC 8785 sorts keys by UTF-16 code units: Python's order is that one for ASCII
     metrics = ",".join(f"{_str(k)}:{_num(v)}" for k, v in sorted(native["metrics"].items()))
-    parts = [f'"environmentDigest":{_str(spec["environmentDigest"])}']
-    parts.append(f'"implementationDigest":{_str(spec["implementationDigest"])}')
-    if "measurements" in spec:
-        items = []
-        for m in spec["measurements"]:
-            if m.keys() != {"metric", "unit", "statistic", "value"}:
-                return None
-            items.append(
-                f'{{"metric":{_str(m["metric"])},"statistic":{_str(m["statistic"])},'
-                f'"unit":{_str(m["unit"])},"value":{_num(m["value"])}}}'
+    items = []
+    for m in spec.get("measurements", ()):
+        if m.keys() != {"metric", "unit", "statistic", "value"}:
+            return None
+        items.append(
+            MEASUREMENT_TEXT.format(
+                metric=_str(m["metric"]), statistic=_str(m["statistic"]), unit=_str(m["unit"]), value=_num(m["value"])
             )
-        parts.append(f'"measurements":[{",".join(items)}]')
-    parts += [
-        f'"observedAt":{_str(spec["observedAt"])}',
-        f'"protocolDigest":{_str(spec["protocolDigest"])}',
-        f'"sourceNative":{{"benchmark":{_str(native["benchmark"])},"externalId":{_str(native["externalId"])},'
-        f'"metrics":{{{metrics}}},"source":{_str(native["source"])}}}',
-        f'"status":{_str(spec["status"])}',
-        f'"timing":{{"latencyNs":{{"median":{_num(timing["latencyNs"]["median"])}}},'
-        f'"primaryStatistic":{_str(timing["primaryStatistic"])}}}',
-        f'"workloadDigest":{_str(spec["workloadDigest"])}',
-    ]
-    return f'{{"apiVersion":{_str(run["apiVersion"])},"kind":{_str(run["kind"])},"spec":{{{",".join(parts)}}}}}'
+        )
+    return RUN_TEXT.format(
+        api_version=_str(run["apiVersion"]),
+        kind=_str(run["kind"]),
+        environment=_str(spec["environmentDigest"]),
+        implementation=_str(spec["implementationDigest"]),
+        measurements=measurements_text(items) if "measurements" in spec else "",
+        observed=_str(spec["observedAt"]),
+        protocol=_str(spec["protocolDigest"]),
+        benchmark=_str(native["benchmark"]),
+        external_id=_str(native["externalId"]),
+        metrics=metrics,
+        source=_str(native["source"]),
+        status=_str(spec["status"]),
+        median=_num(timing["latencyNs"]["median"]),
+        primary_statistic=_str(timing["primaryStatistic"]),
+        workload=_str(spec["workloadDigest"]),
+    )
 
 
 def run_digest(run: Mapping[str, Any]) -> str:
@@ -1707,46 +1710,65 @@ def run_digest(run: Mapping[str, Any]) -> str:
     return manifest_digest(run)
 
 
-# The RFC 8785 text of a CSV row's run, written directly: keys in sorted order, the identity's pieces shared by
-# a sweep's rows, the numbers and the timestamp's pieces per row. One template for both writers: `row_run_digest`
-# (Python, any row) and `run_digest_sql` (DuckDB, the rows whose numbers it writes as ECMAScript does).
+# The RFC 8785 text of a run of the CSV's shape, keys in sorted order; every slot holds its value's JSON text.
+# One template for every writer: `_run_text` (a run object), `row_run_digest` (a CSV row, in Python),
+# `run_text_sql` (a CSV row or a record, in DuckDB, where SQL writes the numbers as ECMAScript does).
 RUN_TEXT = (
-    '{head}{measurements},"observedAt":{observed}{native}{external_id},"metrics":{{{metrics}}},"source":'
-    + _str(SOURCE_SLUG).replace("{", "{{").replace("}", "}}")
-    + '}},"status":"passed","timing":{{"latencyNs":{{"median":{median}}},"primaryStatistic":"median"}}{tail}'
+    '{{"apiVersion":{api_version},"kind":{kind},"spec":{{"environmentDigest":{environment},'
+    '"implementationDigest":{implementation}{measurements},"observedAt":{observed},"protocolDigest":{protocol},'
+    '"sourceNative":{{"benchmark":{benchmark},"externalId":{external_id},"metrics":{{{metrics}}},"source":{source}}},'
+    '"status":{status},"timing":{{"latencyNs":{{"median":{median}}},"primaryStatistic":{primary_statistic}}},'
+    '"workloadDigest":{workload}}}}}'
 )
-MEASUREMENTS_TEXT = (
-    ',"measurements":[{{"metric":"latency","statistic":"p20","unit":"ns","value":{ns20}}},'
-    '{{"metric":"latency","statistic":"p80","unit":"ns","value":{ns80}}}]'
-)
+MEASUREMENT_TEXT = '{{"metric":{metric},"statistic":{statistic},"unit":{unit},"value":{value}}}'
 METRICS_TEXT = '"ms_20":{ms20},"ms_50":{ms50},"ms_80":{ms80}'
 MEDIAN_ONLY_METRICS_TEXT = '"ms_50":{ms50}'
+LATENCY = {"metric": _str("latency"), "unit": _str("ns")}
+# What every run made from a CSV row says alike
+CSV_RUN_CONSTANTS = {
+    "api_version": _str(API_VERSION),
+    "kind": _str("BenchmarkRun"),
+    "source": _str(SOURCE_SLUG),
+    "status": _str("passed"),
+    "primary_statistic": _str("median"),
+}
+
+
+MEASUREMENTS_TEXT = ',"measurements":[{items}]'
+
+
+def measurements_text(items: list[str]) -> str:
+    return MEASUREMENTS_TEXT.format(items=",".join(items))
+
+
+def csv_measurements_text(ns20: str, ns80: str) -> str:
+    return measurements_text(
+        [
+            MEASUREMENT_TEXT.format(**LATENCY, statistic=_str("p20"), value=ns20),
+            MEASUREMENT_TEXT.format(**LATENCY, statistic=_str("p80"), value=ns80),
+        ]
+    )
 
 
 @dataclass(frozen=True)
 class RunFrame:
     """What a row's run text takes from its identity, pass, provider and GPU (not its timestamp or numbers)."""
 
-    head: str  # the text up to the digests that precede `measurements`
-    native: str  # from `,"protocolDigest"` to `"externalId":`
-    tail: str  # after `timing`
+    slots: dict[str, str]  # RUN_TEXT's slots: the constants, the digests and the benchmark
     external_id_prefix: str  # the externalId up to its timestamp part
 
 
 @lru_cache(maxsize=1 << 14)  # the rows of one sweep share all of it
 def run_frame(identity: Identity, mode: str, provider: str, gpu_name: str) -> RunFrame:
-    head = (
-        f'{{"apiVersion":{_str(API_VERSION)},"kind":"BenchmarkRun","spec":{{'
-        f'"environmentDigest":{_str(identity.environment_digest)},'
-        f'"implementationDigest":{_str(identity.implementation_digest)}'
-    )
-    native = (
-        f',"protocolDigest":{_str(identity.protocol_digest)},'
-        f'"sourceNative":{{"benchmark":{_str(f"{identity.kernel}/{mode}")},"externalId":'
-    )
-    tail = f',"workloadDigest":{_str(identity.workload_digest)}}}}}'
+    slots = CSV_RUN_CONSTANTS | {
+        "environment": _str(identity.environment_digest),
+        "implementation": _str(identity.implementation_digest),
+        "protocol": _str(identity.protocol_digest),
+        "workload": _str(identity.workload_digest),
+        "benchmark": _str(f"{identity.kernel}/{mode}"),
+    }
     prefix = external_id_of(identity.kernel, mode, provider, gpu_name, identity.case_key, "")
-    return RunFrame(head, native, tail, prefix)
+    return RunFrame(slots, prefix)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -1760,7 +1782,7 @@ def row_run_digest(
 ) -> tuple[str, str]:
     """(externalId, run digest) of a CSV row: `run_digest(run_manifest(row)[0])` without building the run,
     the per-row cost of mapping a CSV. tests/unit/contracts check it against that reference on every shipped
-    row; tests/unit/stage check `run_digest_sql` against it."""
+    row; tests/unit/stage check `run_text_sql` against it."""
     ms50, ms20, ms80 = js_number(y50), js_number(y20), js_number(y80)
     if not math.isfinite(ms50) or ms50 <= 0:
         raise ValueError(f"invalid median '{y50}'")
@@ -1771,19 +1793,17 @@ def row_run_digest(
     external_id = frame.external_id_prefix + kebab(timestamp)
     observed_at = observed_at_of(timestamp)
     if math.isfinite(ms20) and math.isfinite(ms80):
-        measurements = MEASUREMENTS_TEXT.format(ns20=_num(ms_to_ns(ms20)), ns80=_num(ms_to_ns(ms80)))
+        measurements = csv_measurements_text(_num(ms_to_ns(ms20)), _num(ms_to_ns(ms80)))
         metrics = METRICS_TEXT.format(ms20=_num(js_value(ms20)), ms50=_num(js_value(ms50)), ms80=_num(js_value(ms80)))
     else:
         measurements, metrics = "", MEDIAN_ONLY_METRICS_TEXT.format(ms50=_num(js_value(ms50)))
     text = RUN_TEXT.format(
-        head=frame.head,
+        **frame.slots,
         measurements=measurements,
         observed=_str(observed_at),
-        native=frame.native,
         external_id=_str(external_id),
         metrics=metrics,
         median=_num(js_value(median)),
-        tail=frame.tail,
     )
     try:
         return external_id, "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -1846,20 +1866,73 @@ def _sql_template(template: str, slots: Mapping[str, str]) -> str:
     pieces = []
     for literal, name, _, _ in string.Formatter().parse(template):
         if literal:
-            pieces.append("'" + literal.replace("'", "''") + "'")
+            pieces.append(_sql_literal(literal))
         if name is not None:
             pieces.append(slots[name])
     return "(" + " || ".join(pieces) + ")"
 
 
+# A run object's keys where `run_text_sql` writes it (JSON path in the run -> its keys, sorted), and where
+# its slots are (slot -> JSON path): a record whose run has this shape is hashed in SQL.
+RUN_SHAPE = {
+    "$.spec": sorted(_RUN_SPEC_KEYS),
+    "$.spec.sourceNative": ["benchmark", "externalId", "metrics", "source"],
+    "$.spec.sourceNative.metrics": ["ms_20", "ms_50", "ms_80"],
+    "$.spec.timing": ["latencyNs", "primaryStatistic"],
+    "$.spec.timing.latencyNs": ["median"],
+    "$.spec.measurements[0]": ["metric", "statistic", "unit", "value"],
+    "$.spec.measurements[1]": ["metric", "statistic", "unit", "value"],
+}
+RUN_TOP_KEYS = (["apiVersion", "kind", "metadata", "spec"], ["apiVersion", "kind", "spec"])
+RUN_STRING_SLOTS = {
+    "api_version": "$.apiVersion",
+    "kind": "$.kind",
+    "environment": "$.spec.environmentDigest",
+    "implementation": "$.spec.implementationDigest",
+    "observed": "$.spec.observedAt",
+    "protocol": "$.spec.protocolDigest",
+    "benchmark": "$.spec.sourceNative.benchmark",
+    "external_id": "$.spec.sourceNative.externalId",
+    "source": "$.spec.sourceNative.source",
+    "status": "$.spec.status",
+    "primary_statistic": "$.spec.timing.primaryStatistic",
+    "workload": "$.spec.workloadDigest",
+}
+RUN_NUMBER_SLOTS = {
+    "median": "$.spec.timing.latencyNs.median",
+    "ms20": "$.spec.sourceNative.metrics.ms_20",
+    "ms50": "$.spec.sourceNative.metrics.ms_50",
+    "ms80": "$.spec.sourceNative.metrics.ms_80",
+    "ns20": "$.spec.measurements[0].value",
+    "ns80": "$.spec.measurements[1].value",
+}
+# The measurement items `run_text_sql` writes, as JSON texts (slot -> path -> text)
+RUN_ITEM_TEXTS = {
+    f"$.spec.measurements[{i}].{field}": text
+    for i, stat in enumerate(("p20", "p80"))
+    for field, text in (("metric", LATENCY["metric"]), ("statistic", _str(stat)), ("unit", LATENCY["unit"]))
+}
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def run_text_sql(slots: Mapping[str, str]) -> str:
-    """`RUN_TEXT` with measurements, in SQL. `slots`: SQL expressions for the fields of `RUN_TEXT` but
-    `measurements` and `metrics`, and for ns20, ns80, ms20, ms50, ms80 (the numbers' texts)."""
+    """`RUN_TEXT` of a run with p20 and p80, in SQL. `slots`: SQL expressions of JSON texts for the fields of
+    `RUN_TEXT` but `measurements` and `metrics` (`CSV_RUN_CONSTANTS` where not given), and for the numbers
+    ns20, ns80, ms20, ms50, ms80."""
+    slots = {k: _sql_literal(v) for k, v in CSV_RUN_CONSTANTS.items()} | dict(slots)
+    latency = {k: _sql_literal(v) for k, v in LATENCY.items()}
+    items = [
+        _sql_template(MEASUREMENT_TEXT, latency | {"statistic": _sql_literal(_str(stat)), "value": slots[value]})
+        for stat, value in (("p20", "ns20"), ("p80", "ns80"))
+    ]
     return _sql_template(
         RUN_TEXT,
-        {
-            **slots,
-            "measurements": _sql_template(MEASUREMENTS_TEXT, slots),
+        slots
+        | {
+            "measurements": _sql_template(MEASUREMENTS_TEXT, {"items": " || ',' || ".join(items)}),
             "metrics": _sql_template(METRICS_TEXT, slots),
         },
     )

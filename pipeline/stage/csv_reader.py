@@ -188,9 +188,11 @@ def _struct_sql(struct: pa.StructType) -> str:
 
 # What a row's KernelIndex mapping takes from its identity key (JSON of the raw IDENTITY_COLUMNS): the
 # digests, and the pieces `ki.run_text_sql` joins around the row's timestamp and numbers.
+IDENTITY_SLOTS = ("environment", "implementation", "protocol", "workload", "benchmark")
 IDENTITY_PIECES = pa.struct(
-    [(f, pa.string()) for f in ("reason", "kernel_operation", "operation", "workload", "implementation")]
-    + [(f, pa.string()) for f in ("protocol", "environment", "key", "head", "native", "tail")]
+    [(f, pa.string()) for f in ("reason", "kernel_operation", "operation", "workload_digest")]
+    + [(f, pa.string()) for f in ("implementation_digest", "protocol_digest", "environment_digest", "key")]
+    + [(f"{f}_json", pa.string()) for f in IDENTITY_SLOTS]
     + [(f, pa.string()) for f in ("external_id_prefix", "external_id_prefix_json")]
 )
 
@@ -206,14 +208,12 @@ def _identity_pieces(key: str) -> dict:
     return {
         "kernel_operation": kernel_operation,
         "operation": identity.operation_digest,
-        "workload": identity.workload_digest,
-        "implementation": identity.implementation_digest,
-        "protocol": identity.protocol_digest,
-        "environment": identity.environment_digest,
+        "workload_digest": identity.workload_digest,
+        "implementation_digest": identity.implementation_digest,
+        "protocol_digest": identity.protocol_digest,
+        "environment_digest": identity.environment_digest,
         "key": json.dumps(values, ensure_ascii=False),
-        "head": frame.head,
-        "native": frame.native,
-        "tail": frame.tail,
+        **{f"{f}_json": frame.slots[f] for f in IDENTITY_SLOTS},
         "external_id_prefix": frame.external_id_prefix,
         "external_id_prefix_json": ki.json_string_halves(frame.external_id_prefix)[0],
     }
@@ -302,12 +302,10 @@ def _ki_sql() -> str:
     the per-row reference `ki_map`."""
     texts = {"ms20": "ki_ms20_text", "ms50": "ki_ms50_text", "ms80": "ki_ms80_text"}
     slots = {
-        "head": "ki_id.head",
+        **{f: f"ki_id.{f}_json" for f in IDENTITY_SLOTS},
         "observed": ki.observed_at_json_sql("ki_ts"),
-        "native": "ki_id.native",
         "external_id": "(ki_id.external_id_prefix_json || ki_ts_kebab || '\"')",
         "median": "cast(cast(ki_ns50 as bigint) as varchar)",
-        "tail": "ki_id.tail",
         "ns20": "cast(cast(ki_ns20 as bigint) as varchar)",
         "ns80": "cast(cast(ki_ns80 as bigint) as varchar)",
         **texts,
@@ -316,13 +314,9 @@ def _ki_sql() -> str:
         "ki_ms20", "ki_ms50", "ki_ms80", "ki_ns20", "ki_ns50", "ki_ns80", " || ".join(texts.values())
     )
     skipped = "'" + ki.IDENTITY_REASONS["memoryRows"].replace("'", "''") + "'"
-    identity_digests = {
-        "ki_workload_digest": "ki_id.workload",
-        "ki_implementation_digest": "ki_id.implementation",
-        "ki_protocol_digest": "ki_id.protocol",
-        "ki_environment_digest": "ki_id.environment",
-        "ki_identity_key": "ki_id.key",
-    }
+    identity_digests = {f"ki_{f}_digest": f"ki_id.{f}_digest" for f in ("workload", "implementation")}
+    identity_digests |= {f"ki_{f}_digest": f"ki_id.{f}_digest" for f in ("protocol", "environment")}
+    identity_digests["ki_identity_key"] = "ki_id.key"
     run = _ki_struct_sql(
         external_id="ki_id.external_id_prefix || ki_ts_kebab",
         run_digest="'sha256:' || sha256(" + ki.run_text_sql(slots) + ")",

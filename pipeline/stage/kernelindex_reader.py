@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
+from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.kernelindex import js_json_parse
 from pipeline.contracts.kernelindex import run_digest as ki_run_digest
@@ -228,7 +229,45 @@ _NUMBERED_BUNDLES_SQL = (
     "select row_number() over () as record_no, line from json_lines"
 )
 # Lines -> one parse per line -> every field and the two objects' checks.
-_PARSED_SQL = f"""
+# A run of the CSV's shape (`ki.RUN_SHAPE`), with strings SQL can take as they are (no escape in them or
+# in the line) and numbers it writes as ECMAScript does, is hashed in SQL (`ki.run_text_sql`); any other
+# through `_run_digest`, in Python.
+_RUN_SLOTS = [*ki.RUN_STRING_SLOTS, *ki.RUN_NUMBER_SLOTS, *ki.RUN_ITEM_TEXTS]
+_RUN_SLOT_PATHS = [*ki.RUN_STRING_SLOTS.values(), *ki.RUN_NUMBER_SLOTS.values(), *ki.RUN_ITEM_TEXTS]
+
+
+def _run_slot(name: str) -> str:
+    return f"run_slot[{_RUN_SLOTS.index(name) + 1}]"
+
+
+_RUN_NUMBERS_SQL = ", ".join(f"try_cast({_run_slot(n)}::varchar as double) as run_{n}" for n in ki.RUN_NUMBER_SLOTS)
+_RUN_TEXTS_SQL = ", ".join(f"{ki.js_value_text_sql(f'run_{n}')} as run_{n}_text" for n in ki.RUN_NUMBER_SLOTS)
+
+
+def _run_digest_sql() -> str:
+    texts = " || ".join(f"run_{n}_text" for n in ki.RUN_NUMBER_SLOTS)
+    numbers = ki.run_sql_is_exact(*(f"run_{n}" for n in ("ms20", "ms50", "ms80", "ns20", "median", "ns80")), texts)
+    strings = " and ".join(
+        f"""starts_with({_run_slot(n)}, '"') and not contains({_run_slot(n)}, '\\')""" for n in ki.RUN_STRING_SLOTS
+    )
+    items = " and ".join(
+        f"{_run_slot(path)} = " + "'" + text.replace("'", "''") + "'" for path, text in ki.RUN_ITEM_TEXTS.items()
+    )
+    shape = (
+        "run_keys = $run_shape and list_sort(run_top_keys) in $run_top_keys"
+        " and json_array_length(run_text, '$.spec.measurements') = 2"
+    )
+    slots = {n: _run_slot(n) for n in ki.RUN_STRING_SLOTS} | {n: f"run_{n}_text" for n in ki.RUN_NUMBER_SLOTS}
+    return f"""case when {shape} and {strings} and {items} and {numbers}
+                then 'sha256:' || sha256({ki.run_text_sql(slots)})
+                else run_digest(run_text) end"""
+
+
+_RUN_DIGEST_SQL = _run_digest_sql()
+
+
+_PARSED_SQL = (
+    f"""
     lines as (
         -- Blank test: a cheap first-byte check; trim() only for lines that start with whitespace.
         select record_no, line from numbered_lines($path, $max_line)
@@ -257,6 +296,23 @@ _PARSED_SQL = f"""
             {_FIELDS_SQL}
         from extracted
     ),
+    run_parts as (
+        -- the run's slots as JSON texts and its objects' keys (sorted): one parse of the run each
+        select *, json_extract(run_text, $run_slot_paths) as run_slot,
+            list_transform(json_keys(run_text, $run_shape_paths), lambda k: list_sort(k)) as run_keys,
+            json_keys(run_text) as run_top_keys
+        from fields
+    ),
+    run_numbers as (
+        select *, """
+    + _RUN_NUMBERS_SQL
+    + """ from run_parts
+    ),
+    run_texts as (
+        select *, """
+    + _RUN_TEXTS_SQL
+    + """ from run_numbers
+    ),
     parsed as (
         select * exclude (ms_20, ms_50, ms_80),
             try_cast(ms_20 as double) as p20, try_cast(ms_50 as double) as p50,
@@ -264,10 +320,12 @@ _PARSED_SQL = f"""
             try_cast(try_cast(observed_at_raw as timestamptz) as timestamp) as observed_at,
             string_split(external_id, '/') as id_parts,
             string_split(benchmark, '/') as bench_parts,
-            run_digest(run_text) as run_digest,
+            """
+    + _RUN_DIGEST_SQL
+    + """ as run_digest,
             check_protocol(protocol_text) as po,
             check_environment(environment_text) as eo
-        from fields
+        from run_texts
     ),
     joined as (
         select *,
@@ -275,6 +333,7 @@ _PARSED_SQL = f"""
             eo.digest as environment_actual, eo.canonical as environment_json, eo.error as environment_error
         from parsed
     )"""
+)
 
 
 def _parse(job: driver.Job) -> None:
@@ -340,6 +399,10 @@ def _parse(job: driver.Job) -> None:
             "api": API_VERSION,
             "run_kind": RUN_KIND,
             "object_paths": _RUN_OBJECTS,
+            "run_slot_paths": _RUN_SLOT_PATHS,
+            "run_shape_paths": list(ki.RUN_SHAPE),
+            "run_shape": list(ki.RUN_SHAPE.values()),
+            "run_top_keys": [list(k) for k in ki.RUN_TOP_KEYS],
             "duplicate_marker": json.dumps(DUPLICATE_MARKER)[1:-1],
             **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
         },

@@ -198,3 +198,94 @@ def test_a_record_run_of_any_shape_has_the_reference_digest(edits):
     except ValueError:
         reference = None
     assert kernelindex_reader._run_digest(text) == reference
+
+
+STRING_SLOTS = [
+    ("kind",),
+    ("spec", "observedAt"),
+    ("spec", "protocolDigest"),
+    ("spec", "sourceNative", "externalId"),
+    ("spec", "sourceNative", "source"),
+    ("spec", "timing", "primaryStatistic"),
+    ("spec", "measurements", 0, "unit"),
+    ("spec", "measurements", 1, "statistic"),
+]
+NUMBER_SLOTS = [
+    ("spec", "timing", "latencyNs", "median"),
+    ("spec", "sourceNative", "metrics", "ms_20"),
+    ("spec", "sourceNative", "metrics", "ms_50"),
+    ("spec", "measurements", 0, "value"),
+]
+# DuckDB writes \x1b as \u001B, RFC 8785 as \u001b; a lone surrogate makes the line no JSON to DuckDB
+ODD_STRINGS = ["plain", 'a "quote"', "back\\slash", "ctl\x01", "esc\x1b", "é", "\u2028", "😀", "", "a/b", "\x7f"]
+ODD_STRINGS.append("\ud800")
+ODD_NUMBERS = [0.1, 1, 1.0, 1e-7, 1e21, 123456789.5, -0.0, 2**60, 5e-324, 9007199254740993, "1", None, True, []]
+
+
+def _set(obj, path, value):
+    for key in path[:-1]:
+        obj = obj[key]
+    obj[path[-1]] = value
+
+
+def _odd_runs() -> list[dict]:
+    """The sample record's run with one slot, one number or the shape changed at a time."""
+    runs_ = []
+    for path in STRING_SLOTS:
+        runs_ += [(path, v) for v in ODD_STRINGS + [5, None, 1.0, 1e-7, True, [1.0], {"b": 1.0, "a": 2}]]
+    for path in NUMBER_SLOTS:
+        runs_ += [(path, v) for v in ODD_NUMBERS]
+    out = []
+    for path, value in runs_:
+        run = copy.deepcopy(SAMPLE_RUN)
+        _set(run, path, value)
+        out.append(run)
+    shapes = [
+        lambda s: s.pop("measurements"),
+        lambda s: s["measurements"].reverse(),
+        lambda s: s["measurements"].append(dict(s["measurements"][0])),
+        lambda s: s.__setitem__("extra", 1),
+        lambda s: s["timing"].__setitem__("extra", 1),
+        lambda s: s["sourceNative"]["metrics"].pop("ms_20"),
+        lambda s: s["sourceNative"]["metrics"].__setitem__("ms_99", 1.5),
+        lambda s: s["measurements"][0].__setitem__("note", "x"),
+    ]
+    for change in shapes:
+        run = copy.deepcopy(SAMPLE_RUN)
+        change(run["spec"])
+        out.append(run)
+    out.append({k: v for k, v in SAMPLE_RUN.items() if k != "metadata"})
+    return out
+
+
+def test_a_record_run_is_hashed_as_rfc_8785_says_whatever_its_shape(tmp_path, monkeypatch):
+    """Staged records: SQL hashes the runs of the CSV's shape whose strings and numbers it writes as they
+    are, Python the others; every digest is `object_digest` of the run as JSON.parse reads it."""
+    bundle = json.loads((runs.KI_DIR / "a8e1599773300c7d.json").read_text())
+    odd = _odd_runs()
+    lines, written = [], []
+    for run in odd:
+        for ascii_only in (False, True):
+            line = json.dumps(bundle | {"run": run}, ensure_ascii=ascii_only)
+            if (
+                line.encode("utf-8", "surrogatepass").decode("utf-8", "replace") == line
+            ):  # a lone surrogate: escaped only
+                lines.append(line)
+                written.append(run)
+    path = tmp_path / "odd.ndjson"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    in_python = []
+    reference_digest = kernelindex_reader._run_digest
+    monkeypatch.setattr(kernelindex_reader, "_run_digest", lambda t: in_python.append(t) or reference_digest(t))
+    out = tmp_path / "odd.parquet"
+    kernelindex_reader.stage_kernelindex_file(path, out)
+    staged = [r[0] for r in duckdb.sql(f"select run_digest from '{out}' order by record_no").fetchall()]  # noqa: S608
+
+    expected = []
+    for run in written:
+        try:
+            expected.append(object_digest(ki.js_json_parse(json.dumps(run))))
+        except ValueError:
+            expected.append(None)
+    assert staged == expected
+    assert 0 < len(in_python) < len(lines)
