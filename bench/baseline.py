@@ -21,6 +21,7 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,133 @@ def _bundle_files(data_dir: Path) -> list[str]:
     return sorted(glob.glob(str(d / "*.ndjson")) + glob.glob(str(d / "*.json")))
 
 
+@dataclass
+class _Normalized:
+    """The baseline's state: facts by digest, the fold index, and the counts `run_baseline` returns."""
+
+    facts: dict[str, dict] = field(default_factory=dict)
+    fold_index: dict[tuple, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("csv_rows", "bundles", "duplicates", "conflicts", "quarantined", "folded", "standalone", "bad_digests"), 0
+        )
+    )
+
+    def add_csv_row(self, raw: dict, source: str) -> None:
+        self.counts["csv_rows"] += 1
+        try:
+            row = CsvRow.model_validate(raw)
+            config = canonical(json.loads(row.extra_benchmark_config_str))
+        except (ValidationError, ValueError):
+            self.counts["quarantined"] += 1
+            return
+        ts_text = row.timestamp.strftime("%Y-%m-%d %H:%M:%S")
+        key = {
+            "kernel_name": row.kernel_name,
+            "kernel_provider": row.kernel_provider,
+            "kernel_operation_mode": row.kernel_operation_mode,
+            "metric_name": row.metric_name,
+            "x_name": row.x_name,
+            "x_value": row.x_value,
+            "extra_config": config,
+            "gpu_name": row.gpu_name,
+            "observed_at_text": ts_text,
+            "liger_version": row.liger_version,
+        }
+        digest = measurement_digest(key)
+        fact = {
+            "measurement_digest": digest,
+            "environment_digest": object_digest(environment(row.gpu_name)),
+            "protocol_digest": object_digest(protocol(row.kernel_operation_mode, row.metric_name, row.metric_unit)),
+            "workload_digest": object_digest(workload(row.kernel_name, row.x_name, row.x_value, config)),
+            "implementation_digest": object_digest(
+                implementation(row.kernel_name, row.kernel_provider, row.liger_version)
+            ),
+            **key,
+            "metric_unit": row.metric_unit,
+            "observed_at": row.timestamp,
+            "p20": row.y_value_20,
+            "p50": row.y_value_50,
+            "p80": row.y_value_80,
+            "source": "csv",
+            "source_file": source,
+            "external_id": None,
+        }
+        old = self.facts.get(digest)
+        if old is not None:
+            self.counts["duplicates"] += 1
+            if (old["p20"], old["p50"], old["p80"]) != (fact["p20"], fact["p50"], fact["p80"]):
+                self.counts["conflicts"] += 1
+            return
+        self.facts[digest] = fact
+        if row.metric_unit == "ms":
+            quantiles = (row.y_value_20, row.y_value_50, row.y_value_80)
+            gpu = slug(row.gpu_name)
+            self.fold_index[
+                (row.kernel_name, row.kernel_operation_mode, row.kernel_provider, gpu, ts_text, *quantiles)
+            ] = digest
+
+    def add_bundle(self, line: str, source: str) -> None:
+        self.counts["bundles"] += 1
+        try:
+            raw = json.loads(line)
+            b = Bundle.model_validate(raw)
+        except (ValidationError, ValueError):
+            self.counts["quarantined"] += 1
+            return
+        spec = b.run.spec
+        if (
+            object_digest(raw["protocol"]) != spec.protocolDigest
+            or object_digest(raw["environment"]) != spec.environmentDigest
+        ):
+            self.counts["bad_digests"] += 1
+            return
+        ext = spec.sourceNative.externalId.split("/")
+        m = spec.sourceNative.metrics
+        ts_text = spec.observedAt.strftime("%Y-%m-%d %H:%M:%S")
+        hit = self.fold_index.get((*ext[:4], ts_text, m.get("ms_20"), m.get("ms_50"), m.get("ms_80")))
+        if hit is not None:
+            self.facts[hit]["source"] = "csv+kernelindex"
+            self.facts[hit]["external_id"] = spec.sourceNative.externalId
+            self.counts["folded"] += 1
+            return
+        digest = object_digest(raw["run"])
+        if digest in self.facts:
+            self.counts["duplicates"] += 1
+            return
+        self.counts["standalone"] += 1
+        self.facts[digest] = _record_fact(digest, b, ext, ts_text, source)
+
+
+def _record_fact(digest: str, b: Bundle, ext: list[str], ts_text: str, source: str) -> dict:
+    spec, m = b.run.spec, b.run.spec.sourceNative.metrics
+    return {
+        "measurement_digest": digest,
+        "environment_digest": spec.environmentDigest,
+        "protocol_digest": spec.protocolDigest,
+        "workload_digest": spec.workloadDigest,
+        "implementation_digest": spec.implementationDigest,
+        "kernel_name": ext[0],
+        "kernel_provider": ext[2],
+        "kernel_operation_mode": ext[1],
+        "metric_name": "speed",
+        "x_name": None,
+        "x_value": None,
+        "extra_config": None,
+        "gpu_name": ext[3],
+        "observed_at_text": ts_text,
+        "liger_version": b.run.metadata.labels.get("liger_version"),
+        "metric_unit": "ms",
+        "observed_at": spec.observedAt.replace(tzinfo=None),
+        "p20": m.get("ms_20"),
+        "p50": m.get("ms_50"),
+        "p80": m.get("ms_80"),
+        "source": "kernelindex",
+        "source_file": source,
+        "external_id": spec.sourceNative.externalId,
+    }
+
+
 def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: bool = True) -> dict:
     """Normalize data_dir/liger_csv/*.csv (+ data_dir/kernelindex/*.ndjson) into out_dir/facts.parquet.
 
@@ -206,154 +334,29 @@ def run_baseline(data_dir: str | Path, out_dir: str | Path, include_bundles: boo
     """
     t0 = time.perf_counter()
     data_dir, out_dir = Path(data_dir), Path(out_dir)
-    facts: dict[str, dict] = {}
-    fold_index: dict[tuple, str] = {}
-    csv_rows = duplicates = conflicts = quarantined = 0
+    state = _Normalized()
     for path in _csv_files(data_dir):
-        source = os.path.basename(path)
         with open(path, newline="", encoding="utf-8") as fh:
             for raw in csv.DictReader(fh):
-                csv_rows += 1
-                try:
-                    row = CsvRow.model_validate(raw)
-                    config = canonical(json.loads(row.extra_benchmark_config_str))
-                except (ValidationError, ValueError):
-                    quarantined += 1
-                    continue
-                ts_text = row.timestamp.strftime("%Y-%m-%d %H:%M:%S")
-                key = {
-                    "kernel_name": row.kernel_name,
-                    "kernel_provider": row.kernel_provider,
-                    "kernel_operation_mode": row.kernel_operation_mode,
-                    "metric_name": row.metric_name,
-                    "x_name": row.x_name,
-                    "x_value": row.x_value,
-                    "extra_config": config,
-                    "gpu_name": row.gpu_name,
-                    "observed_at_text": ts_text,
-                    "liger_version": row.liger_version,
-                }
-                digest = measurement_digest(key)
-                fact = {
-                    "measurement_digest": digest,
-                    "environment_digest": object_digest(environment(row.gpu_name)),
-                    "protocol_digest": object_digest(
-                        protocol(row.kernel_operation_mode, row.metric_name, row.metric_unit)
-                    ),
-                    "workload_digest": object_digest(workload(row.kernel_name, row.x_name, row.x_value, config)),
-                    "implementation_digest": object_digest(
-                        implementation(row.kernel_name, row.kernel_provider, row.liger_version)
-                    ),
-                    **key,
-                    "metric_unit": row.metric_unit,
-                    "observed_at": row.timestamp,
-                    "p20": row.y_value_20,
-                    "p50": row.y_value_50,
-                    "p80": row.y_value_80,
-                    "source": "csv",
-                    "source_file": source,
-                    "external_id": None,
-                }
-                old = facts.get(digest)
-                if old is None:
-                    facts[digest] = fact
-                    if row.metric_unit == "ms":
-                        fold_index[
-                            (
-                                row.kernel_name,
-                                row.kernel_operation_mode,
-                                row.kernel_provider,
-                                slug(row.gpu_name),
-                                ts_text,
-                                row.y_value_20,
-                                row.y_value_50,
-                                row.y_value_80,
-                            )
-                        ] = digest
-                else:
-                    duplicates += 1
-                    if (old["p20"], old["p50"], old["p80"]) != (fact["p20"], fact["p50"], fact["p80"]):
-                        conflicts += 1
-    csv_facts = len(facts)
-
-    bundles = folded = standalone = bad_digests = 0
+                state.add_csv_row(raw, os.path.basename(path))
+    csv_facts = len(state.facts)
     if include_bundles:
         for path in _bundle_files(data_dir):
             with open(path, encoding="utf-8") as fh:
                 texts = fh if path.endswith(".ndjson") else [fh.read()]
                 for line in texts:
-                    if not line.strip():
-                        continue
-                    bundles += 1
-                    try:
-                        raw = json.loads(line)
-                        b = Bundle.model_validate(raw)
-                    except (ValidationError, ValueError):
-                        quarantined += 1
-                        continue
-                    spec = b.run.spec
-                    if (
-                        object_digest(raw["protocol"]) != spec.protocolDigest
-                        or object_digest(raw["environment"]) != spec.environmentDigest
-                    ):
-                        bad_digests += 1
-                        continue
-                    ext = spec.sourceNative.externalId.split("/")
-                    m = spec.sourceNative.metrics
-                    ts_text = spec.observedAt.strftime("%Y-%m-%d %H:%M:%S")
-                    fold_key = (ext[0], ext[1], ext[2], ext[3], ts_text, m.get("ms_20"), m.get("ms_50"), m.get("ms_80"))
-                    hit = fold_index.get(fold_key)
-                    if hit is not None:
-                        facts[hit]["source"] = "csv+kernelindex"
-                        facts[hit]["external_id"] = spec.sourceNative.externalId
-                        folded += 1
-                        continue
-                    digest = object_digest(raw["run"])
-                    if digest in facts:
-                        duplicates += 1
-                        continue
-                    standalone += 1
-                    facts[digest] = {
-                        "measurement_digest": digest,
-                        "environment_digest": spec.environmentDigest,
-                        "protocol_digest": spec.protocolDigest,
-                        "workload_digest": spec.workloadDigest,
-                        "implementation_digest": spec.implementationDigest,
-                        "kernel_name": ext[0],
-                        "kernel_provider": ext[2],
-                        "kernel_operation_mode": ext[1],
-                        "metric_name": "speed",
-                        "x_name": None,
-                        "x_value": None,
-                        "extra_config": None,
-                        "gpu_name": ext[3],
-                        "observed_at_text": ts_text,
-                        "liger_version": b.run.metadata.labels.get("liger_version"),
-                        "metric_unit": "ms",
-                        "observed_at": spec.observedAt.replace(tzinfo=None),
-                        "p20": m.get("ms_20"),
-                        "p50": m.get("ms_50"),
-                        "p80": m.get("ms_80"),
-                        "source": "kernelindex",
-                        "source_file": os.path.basename(path),
-                        "external_id": spec.sourceNative.externalId,
-                    }
-
+                    if line.strip():
+                        state.add_bundle(line, os.path.basename(path))
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(list(facts.values()))
-    pq.write_table(table, out_dir / "facts.parquet")
+    pq.write_table(pa.Table.from_pylist(list(state.facts.values())), out_dir / "facts.parquet")
+    c = state.counts
     return {
-        "rows": csv_rows + bundles,
-        "csv_rows": csv_rows,
-        "bundles": bundles,
-        "facts": len(facts),
+        "rows": c["csv_rows"] + c["bundles"],
+        "csv_rows": c["csv_rows"],
+        "bundles": c["bundles"],
+        "facts": len(state.facts),
         "csv_facts": csv_facts,
-        "folded": folded,
-        "standalone": standalone,
-        "duplicates": duplicates,
-        "conflicts": conflicts,
-        "quarantined": quarantined,
-        "bad_digests": bad_digests,
+        **{k: c[k] for k in ("folded", "standalone", "duplicates", "conflicts", "quarantined", "bad_digests")},
         "seconds": round(time.perf_counter() - t0, 3),
     }
 

@@ -992,7 +992,23 @@ class Catalog:
         self.wl_suite = np.array(wl_suite)
         self.wl_xval = wl_xval
         self.wl_num = np.array(wl_num)
-        # blocks
+        self._blocks()
+        self._base_values()
+        # strings
+        self.s_kernel = pl.Series([s[0] for s in SUITES], dtype=pl.String)
+        self.s_xname = pl.Series([s[1] for s in SUITES], dtype=pl.String)
+        self.s_xlabel = pl.Series([s[2] for s in SUITES], dtype=pl.String)
+        self.s_config = pl.Series([s[3] for s in SUITES], dtype=pl.String)
+        self.s_provider = pl.Series(self.providers, dtype=pl.String)
+        self.s_mode = pl.Series(MODES, dtype=pl.String)
+        self.s_metric = pl.Series([m for m, _ in METRICS], dtype=pl.String)
+        self.s_unit = pl.Series([u for _, u in METRICS], dtype=pl.String)
+        self.s_xval = pl.Series(self.wl_xval, dtype=pl.String)
+        self.s_gpu = pl.Series(self.gpu_names, dtype=pl.String)
+        self.s_version = pl.Series(self.version_names, dtype=pl.String)
+
+    def _blocks(self) -> None:
+        """Blocks: suite x provider x mode x metric, with their sampling weights."""
         b_suite, b_prov, b_mode, b_metric, b_weight = [], [], [], [], []
         for si, s in enumerate(SUITES):
             for p in s[4]:
@@ -1018,7 +1034,9 @@ class Catalog:
         self.b_p = w / w.sum()
         self.b_len = np.array([len(SUITES[s][6]) for s in b_suite])
         self.b_x0 = np.array([self.suite_x0[s] for s in b_suite])
-        # deterministic per-block base value (independent of the run seed: a kernel is what it is)
+
+    def _base_values(self) -> None:
+        """Each block's base value, deterministic (independent of the run seed: a kernel is what it is)."""
         rng = np.random.default_rng(20240903)
         base_speed = np.exp(rng.uniform(np.log(0.01), np.log(0.8), len(SUITES)))
         base_mem = np.exp(rng.uniform(np.log(2.0), np.log(1500.0), len(SUITES)))
@@ -1042,18 +1060,6 @@ class Catalog:
         )
         self.suite_alpha = alpha
         self.gpu_factor = np.array([g[7] for g in self.gpus])
-        # strings
-        self.s_kernel = pl.Series([s[0] for s in SUITES], dtype=pl.String)
-        self.s_xname = pl.Series([s[1] for s in SUITES], dtype=pl.String)
-        self.s_xlabel = pl.Series([s[2] for s in SUITES], dtype=pl.String)
-        self.s_config = pl.Series([s[3] for s in SUITES], dtype=pl.String)
-        self.s_provider = pl.Series(self.providers, dtype=pl.String)
-        self.s_mode = pl.Series(MODES, dtype=pl.String)
-        self.s_metric = pl.Series([m for m, _ in METRICS], dtype=pl.String)
-        self.s_unit = pl.Series([u for _, u in METRICS], dtype=pl.String)
-        self.s_xval = pl.Series(self.wl_xval, dtype=pl.String)
-        self.s_gpu = pl.Series(self.gpu_names, dtype=pl.String)
-        self.s_version = pl.Series(self.version_names, dtype=pl.String)
 
     def y_base(self, block: np.ndarray, wl: np.ndarray, gpu: np.ndarray) -> np.ndarray:
         suite = self.b_suite[block]
@@ -1286,6 +1292,15 @@ def _workload_tables(cat: Catalog):
 
 
 def _bundle_lines(cat: Catalog, b: dict, tables) -> pl.DataFrame:
+    c, s = pl.col, pl.lit
+    line = pl.concat_str(
+        [s('{"run":'), _run_json(), s(',"protocol":'), c("p_json"), s(',"environment":'), c("e_json"), s("}")]
+    )
+    return _bundle_frame(cat, b, tables).select(line.alias("line"))
+
+
+def _bundle_frame(cat: Catalog, b: dict, tables) -> pl.DataFrame:
+    """One row per bundle: the strings its JSON line is written from."""
     p_json, p_dig, e_json, e_dig, wl_dig, wl_slug, wl_name = tables
     blk = b["block"]
     suite = cat.b_suite[blk]
@@ -1325,7 +1340,12 @@ def _bundle_lines(cat: Catalog, b: dict, tables) -> pl.DataFrame:
             ],
         )
     )
-    df = df.with_columns(impl.alias("k")).join(impl_tab, on="k", how="left", maintain_order="left")
+    return df.with_columns(impl.alias("k")).join(impl_tab, on="k", how="left", maintain_order="left")
+
+
+def _run_json() -> pl.Expr:
+    """A bundle's run as KernelIndex writes it (its own key order), from `_bundle_frame`'s columns."""
+    c, s = pl.col, pl.lit
     kdash = c("kernel").str.replace_all("_", "-")
     pdash = c("provider").str.replace_all("_", "-")
     ns = lambda col: (c(col) * 1e6).round(0).cast(pl.Int64).cast(pl.String)  # noqa: E731
@@ -1393,8 +1413,7 @@ def _bundle_lines(cat: Catalog, b: dict, tables) -> pl.DataFrame:
             s('"}}'),
         ]
     )
-    line = pl.concat_str([s('{"run":'), run, s(',"protocol":'), c("p_json"), s(',"environment":'), c("e_json"), s("}")])
-    return df.select(line.alias("line"))
+    return run
 
 
 SUITES_KERNELS = [s[0] for s in SUITES]
