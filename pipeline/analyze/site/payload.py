@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
-from pipeline.analyze.versions import parse_version
 
 __all__ = ["SWEEP_KEY", "SiteData", "build_payload", "payload_json", "sig4"]
 
@@ -116,31 +115,16 @@ def _records(con, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _version_ranks(con, relations: set[str]) -> list[tuple[int, str]]:
-    """(rank, label) of every orderable version, in order; two spellings of one release share a rank."""
-    if "liger_version_order" in relations:
-        return [
-            (r, v)
-            for r, v in con.execute(
-                "select version_rank, max(liger_version) from liger_version_order where version_rank is not null "
-                "group by version_rank order by version_rank"
-            ).fetchall()
-        ]
-    # fallback: PEP 440 here (the warehouse always has the table; a hand-made file may not)
-    texts = [
-        r[0]
-        for r in con.execute(
-            "select distinct liger_version from measurements where liger_version is not null"
+def _version_ranks(con) -> list[tuple[int, str]]:
+    """(rank, label) of every orderable version, in order (`liger_version_order`, the one ordering rule);
+    two spellings of one release share a rank."""
+    return [
+        (r, v)
+        for r, v in con.execute(
+            "select version_rank, max(liger_version) from liger_version_order where version_rank is not null "
+            "group by version_rank order by version_rank"
         ).fetchall()
     ]
-    parsed = sorted({p for p in (parse_version(t) for t in texts) if p is not None})
-    rank_of = {p: i + 1 for i, p in enumerate(parsed)}
-    labels: dict[int, str] = {}
-    for t in texts:
-        p = parse_version(t)
-        if p is not None:
-            labels[rank_of[p]] = max(labels.get(rank_of[p], t), t)
-    return sorted(labels.items())
 
 
 def _commit_axis(con) -> list[dict]:
@@ -297,7 +281,7 @@ def build_payload(con) -> SiteData:
     relations = _relations(con)
     # the warehouse's file has sweep_points (sql/analyze); a hand-made file without it is by version
     commit_mode = "sweep_points" in relations
-    ranks = _version_ranks(con, relations)
+    ranks = _version_ranks(con)
     versions = [label for _, label in ranks]
     ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
     strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
