@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,10 +19,12 @@ class DistinctMap:
 
     Results are remembered across batches as Arrow: a batch costs Python a dictionary lookup per value
     distinct in it, and Arrow takes for the rest, so a value repeated across a file (a config) or shared
-    by a sweep's rows (an identity key) costs Python once, not once per row."""
+    by a sweep's rows (an identity key) costs Python once, not once per row. One map serves the files a
+    batch stages side by side: a call holds the lock, since pyarrow lets go of the GIL mid-call."""
 
     def __init__(self, fn: Callable[[str], Any], out_type: pa.DataType) -> None:
         self.fn, self.out_type = fn, out_type
+        self.lock = threading.Lock()
         self._clear()
 
     def _clear(self) -> None:
@@ -30,17 +33,21 @@ class DistinctMap:
         self.value_bytes = 0
 
     def __call__(self, values: pa.Array | pa.ChunkedArray) -> pa.Array:
+        with self.lock:
+            return self._map(values)
+
+    def _map(self, values: pa.Array | pa.ChunkedArray) -> pa.Array:
         encoded = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
         distinct = encoded.dictionary.to_pylist()
         if self.results.nbytes > MEMO_MAX_BYTES or self.value_bytes > MEMO_MAX_BYTES:
             self._clear()
         new = [v for v in distinct if v not in self.position]
         if new:
+            chunk = _to_arrow([self.fn(v) for v in new], self.out_type)  # first: fn may raise
             base = len(self.results)
+            self.results = pa.chunked_array([*self.results.chunks, chunk], self.out_type)
             self.position.update((v, base + i) for i, v in enumerate(new))
             self.value_bytes += sum(len(v) for v in new)
-            chunk = _to_arrow([self.fn(v) for v in new], self.out_type)
-            self.results = pa.chunked_array([*self.results.chunks, chunk], self.out_type)
         positions = pa.array([self.position[v] for v in distinct], pa.int64())
         return self.results.take(positions.take(encoded.indices)).combine_chunks()
 
