@@ -42,6 +42,9 @@ class ModelHeader(BaseModel):
     # The view whose rows carry the key: a new fact touches the key values of the rows this view
     # gives for the new facts alone, and a model row with key value K reads only its rows with K.
     incremental_key_from: str = "fact_measurement"
+    # Columns a view takes unchanged from fact_measurement: its row with value v there was made only
+    # from facts with v there. A model keyed on this view also narrows the facts by these key columns.
+    fact_columns: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:

@@ -31,7 +31,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -381,8 +381,10 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
     than the fact's own columns may have lost it: those models are recomputed whole."""
     applied, refreshed, seconds = [], {}, {}
     touched: dict[tuple, Touched] = {}
+    models = view_files()
+    fact_columns = {m.name: m.header.fact_columns for m in models}
     try:
-        for vf in view_files():
+        for vf in models:
             started = time.perf_counter()
             if not vf.materialize:
                 create_view(con, vf.name, vf)
@@ -404,7 +406,8 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
                 refreshed[vf.name] = "full"
             else:
                 if (source, tuple(key)) not in touched:
-                    found = Touched.find(con, source, key, since_seq, len(touched), list(touched.values()))
+                    fact_key = [c for c in key if c in fact_columns.get(source, ())]
+                    found = Touched.find(con, source, key, fact_key, since_seq, len(touched), list(touched.values()))
                     touched[(source, tuple(key))] = found
                 refreshed[vf.name] = touched[(source, tuple(key))].refresh(con, vf, definition, table)
             con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
@@ -440,21 +443,27 @@ class Touched:
     by every model refreshed on that key. A model row with key value K depends only on the
     source's rows with K (the `incremental_key` promise), so recomputing the model over just
     those rows gives exactly its rows for the touched keys.
-    Narrowed by a semi join on the key table, at the source: for the facts themselves at the
-    bottom (`delta_fact_measurement`), for a finer source on that view. Narrowing the facts under a
-    finer source as well made DuckDB plan reference_measurements past its memory limit at 10 M
-    facts; a filter on top of the fact view, or a correlated EXISTS, is not pushed down at all."""
+    Narrowed by a semi join on the key (NULLs equal) at the source: for the facts themselves at the
+    bottom (`delta_fact_measurement`), for a finer source on that view. Under a finer
+    source the facts are narrowed as well, by the hash of the key columns the source takes
+    unchanged from them (`fact_columns` in its header): a superset of the facts behind the touched
+    rows (a collision only adds rows the key's semi join drops). A semi join of the facts on
+    several nullable columns there made DuckDB plan reference_measurements past its memory limit
+    at 10 M facts; a filter on top of the fact view, or a correlated EXISTS, is not pushed down."""
 
     source: str
     key: list[str]
-    keys: str  # temp table: the touched key values
+    keys: str  # temp table: the touched key values; `<keys>_fact_hash`: hash(fact_key) of each
+    fact_key: list[str]  # the key's columns the source takes unchanged from the facts
     count: int = 0
 
     @classmethod
-    def find(cls, con, source: str, key: list[str], since_seq: int, n: int, known: list[Touched]) -> Touched:
+    def find(
+        cls, con, source: str, key: list[str], fact_key: list[str], since_seq: int, n: int, known: list[Touched]
+    ) -> Touched:
         """From a finer key already found on the same source (a projection), else from the facts."""
         finer = next((t for t in known if t.source == source and set(key) < set(t.key)), None)
-        t = cls(source, key, f"touched_key_{n}")
+        t = cls(source, key, f"touched_key_{n}", fact_key)
         if finer is not None:
             con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {finer.keys}")
         else:
@@ -463,7 +472,22 @@ class Touched:
             with _narrowed(con, "delta_fact_measurement", new):
                 con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {source}")
         t.count = duck.scalar(con, f"select count(*) from {t.keys}")
+        if fact_key:
+            con.execute(
+                f"create or replace temp table {t.keys}_fact_hash as "
+                f"select distinct hash({', '.join(fact_key)}) as h from {t.keys}"
+            )
         return t
+
+    def _source_narrowed(self, con, name: str):
+        return _narrowed(con, name, f"semi join {self.keys} k on {_on(self.key, 'f')}")
+
+    def _facts_narrowed(self, con):
+        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's."""
+        if not self.fact_key:
+            return nullcontext()
+        cols = ", ".join(f"f.{c}" for c in self.fact_key)
+        return _narrowed(con, "delta_fact_measurement", f"where hash({cols}) in (select h from {self.keys}_fact_hash)")
 
     def refresh(self, con, model: SqlModel, definition: str, table: str) -> str:
         """Delete the model's rows for the touched keys and insert them again, computed over the
@@ -476,13 +500,16 @@ class Touched:
             f'insert into "{table}" by name select d.* from "{definition}" d '
             f"semi join {self.keys} k on {_on(self.key, 'd')}"
         )
-        narrowed = "delta_fact_measurement" if self.source == "fact_measurement" else self.source
-        if narrowed == "delta_fact_measurement" or narrowed in model.header.depends_on:
-            with _narrowed(con, narrowed, f"semi join {self.keys} k on {_on(self.key, 'f')}"):
+        if self.source == "fact_measurement":
+            with self._source_narrowed(con, "delta_fact_measurement"):
+                con.execute(insert)
+        elif self.source in model.header.depends_on:
+            with self._facts_narrowed(con), self._source_narrowed(con, self.source):
                 con.execute(insert)
         else:
             con.execute(insert)
         return f"{self.count} key(s)"
 
     def drop(self, con) -> None:
-        con.execute(f"drop table if exists {self.keys}")
+        for table in (self.keys, f"{self.keys}_fact_hash"):
+            con.execute(f"drop table if exists {table}")

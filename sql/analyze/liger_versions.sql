@@ -1,7 +1,8 @@
 /* MODEL
 name: liger_versions
 materialized: table
-depends_on: [measurements]
+incremental_key: [liger_version]
+depends_on: [liger_version_order, measurements]
 */
 -- liger_versions: every measured Liger version in PEP 440 order.
 --
@@ -9,7 +10,8 @@ depends_on: [measurements]
 -- Python because DuckDB cannot parse PEP 440). Text order is wrong (0.5.10 <
 -- 0.5.8 as text); the rank is right. Versions that are not valid PEP 440 have
 -- rank NULL and are listed here with is_orderable = false; no comparison view
--- uses them.
+-- uses them. is_newest compares with liger_version_order (the versions the facts name), not with
+-- the other rows, so a version's row reads only its own facts (the incremental key).
 with per_version as (
     select
         liger_version,
@@ -29,7 +31,7 @@ select
     liger_version,
     version_rank,
     version_rank is not null as is_orderable,
-    coalesce(version_rank = max(version_rank) over (), false) as is_newest,
+    coalesce(version_rank = (select max(version_rank) from liger_version_order), false) as is_newest,
     measurements,
     kernels,
     gpus,

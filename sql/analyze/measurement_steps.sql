@@ -1,5 +1,6 @@
 /* MODEL
 name: measurement_steps
+fact_columns: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config]
 depends_on: [measurements]
 */
 -- measurement_steps: every measurement with a positive p50 and an orderable Liger version, placed

@@ -1,5 +1,6 @@
 /* MODEL
 name: ranked_measurements
+fact_columns: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config]
 depends_on: [liger_version_order, measurements, provider_renames]
 */
 -- ranked_measurements: every measurement that takes part in comparisons, once per axis it has a

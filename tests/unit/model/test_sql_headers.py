@@ -103,3 +103,47 @@ def test_an_incremental_key_is_columns_of_its_source_and_of_the_model(shipped_wa
             assert source in _reads(m.name, by_name), (m.name, source)
             assert key <= columns(source), (m.name, key - columns(source))
             assert key <= columns(m.name), (m.name, key - columns(m.name))
+
+
+def _passes_through(model, column: str, schema: dict) -> str | None:
+    """The relation ``model``'s column ``column`` is copied from, unchanged and under the same
+    name (every step of its lineage a bare column), else None."""
+    from sqlglot.lineage import lineage
+
+    node = lineage(column, model.sql, schema=schema, dialect="duckdb")
+    sources = set()
+    for n in node.walk():
+        expression = n.expression.unalias() if isinstance(n.expression, exp.Alias) else n.expression
+        if n.downstream and not isinstance(expression, exp.Column):
+            return None
+        if not n.downstream:
+            table, _, name = n.name.rpartition(".")
+            if name != column:
+                return None
+            sources.add(n.source.name if isinstance(n.source, exp.Table) else table)
+    return sources.pop() if len(sources) == 1 else None
+
+
+def test_fact_columns_are_the_facts_own_columns_unchanged(shipped_warehouse):
+    """`fact_columns` lets the refresh narrow the facts by those columns beneath a view: each must
+    come from delta_fact_measurement's column of that name through bare column references only
+    (model after model: ranked_measurements -> measurements -> fact_measurement -> the facts)."""
+    import duckdb
+
+    by_name = {m.name: m for m in (*serve_models(), *analyze_models())}
+    declared = [m for m in by_name.values() if m.header.fact_columns]
+    assert {m.name for m in declared} >= {"ranked_measurements", "measurement_steps"}
+    schema: dict[str, dict[str, str]] = {}
+    with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
+        for table, column in con.execute(
+            "select table_name, column_name from duckdb_columns() where schema_name = 'internal'"
+        ).fetchall():
+            schema.setdefault(table, {})[column] = "varchar"
+    for m in declared:
+        for column in m.header.fact_columns:
+            relation, model = m.name, m
+            while relation in by_name:
+                model = by_name[relation]
+                relation = _passes_through(model, column, schema)
+                assert relation is not None, f"{m.name}.{column} is not {model.name}'s input column unchanged"
+            assert relation == "delta_fact_measurement", (m.name, column, relation)
