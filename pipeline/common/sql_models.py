@@ -7,6 +7,7 @@ declarations (graphlib), never the file names.
     materialized: table              # view (default) | table | temp_table
     incremental_key: [kernel_name, gpu_name]
     incremental_key_from: fact_measurement   # the view whose rows carry the key (default)
+    fact_columns: [kernel_name]      # a view's columns taken unchanged from fact_measurement
     depends_on: [ranked_measurements, regression_settings]
     description: one row per series and version, summarizing every run of it
     */
