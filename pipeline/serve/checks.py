@@ -38,10 +38,12 @@ def connect(
 
 def register_rules(con: duckdb.DuckDBPyConnection, since_seq: int | None = None) -> None:
     """The rules the check files use, as macros (each written once, in contracts/rules.py), and
-    `checked_facts`: the facts committed after run ``since_seq`` (every fact when None)."""
+    `checked_facts` / `checked_sightings`: the facts and sightings committed after run
+    ``since_seq`` (every one when None)."""
     con.execute(QUANTILE_REASON_MACRO)
     where = "" if since_seq is None else f"where run_seq > {int(since_seq)}"
     con.execute(f"create or replace view checked_facts as select * from fact_measurement {where}")
+    con.execute(f"create or replace view checked_sightings as select * from fact_sighting {where}")
 
 
 def check_scope(published: Published, run_id: str | None, every: int) -> tuple[int | None, str]:

@@ -1,5 +1,6 @@
 -- Offending rows: sightings whose measurement digest is in no fact (a fact lost, or a run that
--- published a sighting without its fact, e.g. a late writer whose lock ran out).
+-- published a sighting without its fact, e.g. a late writer whose lock ran out). The sightings a
+-- run committed (every one on the periodic full check), against every fact.
 select s.measurement_digest, s.source_path, s.content_sha256, s.run_seq
-from fact_sighting s
+from checked_sightings s
     anti join fact_measurement f using (measurement_digest);

@@ -24,7 +24,10 @@ def test_scope_follows_the_run():
 def test_checked_facts_are_the_facts_after_the_scope():
     con = duckdb.connect()
     con.execute("create table fact_measurement as select range as run_seq from range(1, 6)")
+    con.execute("create table fact_sighting as select range as run_seq from range(1, 6)")
     register_rules(con, since_seq=3)
-    assert con.execute("select list(run_seq order by run_seq) from checked_facts").fetchone()[0] == [4, 5]
+    for view in ("checked_facts", "checked_sightings"):
+        assert con.execute(f"select list(run_seq order by run_seq) from {view}").fetchone()[0] == [4, 5]
     register_rules(con)
-    assert con.execute("select count(*) from checked_facts").fetchone()[0] == 5
+    for view in ("checked_facts", "checked_sightings"):
+        assert con.execute(f"select count(*) from {view}").fetchone()[0] == 5
