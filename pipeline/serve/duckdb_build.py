@@ -447,9 +447,10 @@ class Touched:
     bottom (`delta_fact_measurement`), for a finer source on that view. Under a finer
     source the facts are narrowed as well, by the hash of the key columns the source takes
     unchanged from them (`fact_columns` in its header): a superset of the facts behind the touched
-    rows (a collision only adds rows the key's semi join drops). A semi join of the facts on
-    several nullable columns there made DuckDB plan reference_measurements past its memory limit
-    at 10 M facts; a filter on top of the fact view, or a correlated EXISTS, is not pushed down."""
+    rows (a collision only adds rows the key's semi join drops). Narrowing the facts there to
+    exactly those behind the touched rows (a semi join on their digests, or on a hash of them)
+    made DuckDB plan reference_measurements past its memory limit at 10 M facts; a filter on top
+    of the fact view, or a correlated EXISTS, is not pushed down."""
 
     source: str
     key: list[str]
