@@ -505,7 +505,9 @@ class Touched:
             with self._source_narrowed(con, "delta_fact_measurement"):
                 con.execute(insert)
         elif self.source in model.header.depends_on:
-            with self._facts_narrowed(con), self._source_narrowed(con, self.source):
+            # the facts are narrowed only for a model that reaches them through the source alone
+            others = set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES)
+            with self._facts_narrowed(con) if not others else nullcontext(), self._source_narrowed(con, self.source):
                 con.execute(insert)
         else:
             con.execute(insert)
