@@ -327,11 +327,14 @@ class Merger:
         versions = dict(pub.versions)
         changed = False
         for table, sql in appends.items():
-            n = self._count(con, sql, params if "$seq" in sql else None)
+            # kept once: counting and then writing the query would anti-join the published table twice
+            con.execute(f"create or replace temp table append_{table} as {sql}", params if "$seq" in sql else None)
+            n = self._count(con, f"select * from append_{table}")
             stats[f"{table}_appended"] = n
             if n:
-                versions[table] = self._write(con, table, sql, "append", run_id, params if "$seq" in sql else {})
+                versions[table] = self._write(con, table, f"select * from append_{table}", "append", run_id, {})
                 changed = True
+            con.execute(f"drop table append_{table}")
         stats["facts_inserted"] = stats["fact_measurement_appended"]
         if batch or flags_moved:
             versions["source"] = self._write(con, "source", new_source_sql, "overwrite", run_id, params)

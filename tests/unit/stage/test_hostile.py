@@ -102,6 +102,7 @@ ALLOWED_INTERPOLATIONS = {
         # keyed refresh: the key's columns and source view come from our own MODEL headers, the
         # rest are the build's own temp table names and the join text built from those columns
         "', '.join(key)",
+        "', '.join(fact_key)",
         "source",
         "quoted",
         "t.keys",
@@ -156,7 +157,11 @@ ALLOWED_INTERPOLATIONS = {
     },
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
     "pipeline/cli/sql_shell.py": {"sql"},
-    "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']"},
+    # `table`: the merge's own table names (the appends' keys, from the table registry)
+    "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']", "table"},
+    # the build's schema name, a constant
+    "pipeline/cli/summary.py": {"INTERNAL_SCHEMA"},
+    "pipeline/defs/serve.py": {"INTERNAL_SCHEMA"},
     "pipeline/stage/csv_reader.py": {
         "_PARSED_SQL",
         "RAW_PREVIEW_CHARS",
