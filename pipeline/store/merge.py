@@ -286,6 +286,35 @@ class Merger:
             "quarantined_rows": q("select count(*) from batch_quarantine"),
         }
 
+    def _append(self, con, run_id: str, params: dict, versions: dict, stats: dict) -> bool:
+        """Append the batch's rows no published row has (facts by digest, the rest by their keys);
+        records each table's count in ``stats`` and new version in ``versions``. Whether any was written."""
+        appends = {
+            "fact_measurement": f"""select * from ({BATCH_ROWS["fact_measurement"]})
+                where measurement_digest not in (select measurement_digest from published_fact_measurement)""",
+            "fact_sighting": BATCH_ROWS["fact_sighting"],
+            "kernelindex_record": f"""select * from ({BATCH_ROWS["kernelindex_record"]}) b
+                anti join published_kernelindex_record p using ({", ".join(RECORD_KEY)})""",
+            "quarantine": f"""select * from ({BATCH_ROWS["quarantine"]}) b
+                anti join published_quarantine p using (source_file, location, reason, raw)""",
+            **{
+                dim: f"""select * from ({BATCH_ROWS[dim]}) b
+                anti join published_{dim} p using ({key})"""
+                for dim, key in DIM_KEYS.items()
+            },
+        }
+        changed = False
+        for table, sql in appends.items():
+            # kept once: counting and then writing the query would anti-join the published table twice
+            con.execute(f"create or replace temp table append_{table} as {sql}", params if "$seq" in sql else None)
+            n = self._count(con, f"select * from append_{table}")
+            stats[f"{table}_appended"] = n
+            if n:
+                versions[table] = self._write(con, table, f"select * from append_{table}", "append", run_id, {})
+                changed = True
+            con.execute(f"drop table append_{table}")
+        return changed
+
     def _incremental(self, con, pub, sources, batch, run_id, seq, mhash) -> RunResult:
         params = {"seq": seq}
         # The source ledger: committed rows (with today's in_upstream_head) plus the batch's.
@@ -309,32 +338,9 @@ class Merger:
             """select 1 from published_source p join current_flags c
             using (source_path, content_sha256) where p.in_upstream_head is distinct from c.in_upstream_head""",
         )
-        appends = {
-            "fact_measurement": f"""select * from ({BATCH_ROWS["fact_measurement"]})
-                where measurement_digest not in (select measurement_digest from published_fact_measurement)""",
-            "fact_sighting": BATCH_ROWS["fact_sighting"],
-            "kernelindex_record": f"""select * from ({BATCH_ROWS["kernelindex_record"]}) b
-                anti join published_kernelindex_record p using ({", ".join(RECORD_KEY)})""",
-            "quarantine": f"""select * from ({BATCH_ROWS["quarantine"]}) b
-                anti join published_quarantine p using (source_file, location, reason, raw)""",
-            **{
-                dim: f"""select * from ({BATCH_ROWS[dim]}) b
-                anti join published_{dim} p using ({key})"""
-                for dim, key in DIM_KEYS.items()
-            },
-        }
         stats = {"models_hash": mhash, "sources_in_batch": len(batch)} | self._batch_stats(con)
         versions = dict(pub.versions)
-        changed = False
-        for table, sql in appends.items():
-            # kept once: counting and then writing the query would anti-join the published table twice
-            con.execute(f"create or replace temp table append_{table} as {sql}", params if "$seq" in sql else None)
-            n = self._count(con, f"select * from append_{table}")
-            stats[f"{table}_appended"] = n
-            if n:
-                versions[table] = self._write(con, table, f"select * from append_{table}", "append", run_id, {})
-                changed = True
-            con.execute(f"drop table append_{table}")
+        changed = self._append(con, run_id, params, versions, stats)
         stats["facts_inserted"] = stats["fact_measurement_appended"]
         if batch or flags_moved:
             versions["source"] = self._write(con, "source", new_source_sql, "overwrite", run_id, params)
