@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import INTERNAL_SCHEMA
+from pipeline.serve.duckdb_build import FACT_FILES
 
 # regressions named per axis before "... and N more"
 REGRESSION_LINES = 20
@@ -28,9 +28,7 @@ def warehouse_lines(con, run_id: str | None = None) -> list[str]:
         "select count(*), count(*) filter (where origin = 'csv+kernelindex'), "
         "count(*) filter (where origin = 'kernelindex'), count(*) filter (where fold_rule = 'run digest'), "
         "count(*) filter (where fold_rule = 'externalId'), count(*) filter (where fold_rule = 'heuristic'), "
-        "count(*) filter (where identity = 'kernelindex') "
-        # the facts' own columns: `measurements` would join provenance to every fact for these counts
-        f"from {INTERNAL_SCHEMA}.delta_fact_measurement"
+        f"count(*) filter (where identity = 'kernelindex') from {FACT_FILES}"
     ).fetchone()
     sources, rows_read = con.execute("select count(*), coalesce(sum(rows_read), 0) from source").fetchone()
     by_kind = con.execute("select kind, count(*) from source group by 1 order by 1").fetchall()

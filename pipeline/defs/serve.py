@@ -6,7 +6,7 @@ from pydantic import create_model
 from pipeline.analyze.settings import RegressionSettings
 from pipeline.contracts.tables import PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
-from pipeline.serve.duckdb_build import INTERNAL_SCHEMA, build_duckdb
+from pipeline.serve.duckdb_build import FACT_FILES, build_duckdb
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold
 # with its default and description; RegressionSettings stays the single source of truth.
@@ -37,8 +37,7 @@ def liger_duckdb(
                 "select view_name from duckdb_views() where schema_name = 'main' and not internal order by 1"
             ).fetchall()
         ]
-        # one row per fact: counted from the facts' files, not through the joins of `measurements`
-        rows = con.execute(f"select count(*) from {INTERNAL_SCHEMA}.delta_fact_measurement").fetchone()[0]
+        rows = con.execute(f"select count(*) from {FACT_FILES}").fetchone()[0]
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
     return dg.MaterializeResult(
         metadata={

@@ -52,6 +52,9 @@ from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
 INTERNAL_SCHEMA = "internal"
+# The published facts' own files in a built liger.duckdb: one row per fact, without the joins of
+# `measurements` (provenance for every fact), for counts of the facts' own columns.
+FACT_FILES = f"{INTERNAL_SCHEMA}.delta_fact_measurement"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
 SNAPSHOTS_BUILT = "benchmark_snapshot_built"
 INTERNAL_TABLES = frozenset({STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel"})
@@ -483,9 +486,10 @@ class Touched:
     def _source_narrowed(self, con, name: str):
         return _narrowed(con, name, f"semi join {self.keys} k on {_on(self.key, 'f')}")
 
-    def _facts_narrowed(self, con):
-        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's."""
-        if not self.fact_key:
+    def _facts_narrowed(self, con, model: SqlModel):
+        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's,
+        for a model that reaches the facts through the source alone (its other inputs lookup tables)."""
+        if not self.fact_key or set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES):
             return nullcontext()
         cols = ", ".join(f"f.{c}" for c in self.fact_key)
         return _narrowed(con, "delta_fact_measurement", f"where hash({cols}) in (select h from {self.keys}_fact_hash)")
@@ -505,9 +509,7 @@ class Touched:
             with self._source_narrowed(con, "delta_fact_measurement"):
                 con.execute(insert)
         elif self.source in model.header.depends_on:
-            # the facts are narrowed only for a model that reaches them through the source alone
-            others = set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES)
-            with self._facts_narrowed(con) if not others else nullcontext(), self._source_narrowed(con, self.source):
+            with self._facts_narrowed(con, model), self._source_narrowed(con, self.source):
                 con.execute(insert)
         else:
             con.execute(insert)

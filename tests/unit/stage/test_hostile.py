@@ -159,9 +159,9 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/cli/sql_shell.py": {"sql"},
     # `table`: the merge's own table names (the appends' keys, from the table registry)
     "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']", "table"},
-    # the build's schema name, a constant
-    "pipeline/cli/summary.py": {"INTERNAL_SCHEMA"},
-    "pipeline/defs/serve.py": {"INTERNAL_SCHEMA"},
+    # the build's fact-file view name, a constant
+    "pipeline/cli/summary.py": {"FACT_FILES"},
+    "pipeline/defs/serve.py": {"FACT_FILES"},
     "pipeline/stage/csv_reader.py": {
         "_PARSED_SQL",
         "RAW_PREVIEW_CHARS",
