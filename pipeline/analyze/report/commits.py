@@ -17,9 +17,8 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass
-from pathlib import Path
 
-from pipeline.analyze.report.plot import drawn_once
+from pipeline.analyze.report.plot import Plot, PlotBatch
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
 from pipeline.analyze.report.tables import Column, render_table
 from pipeline.analyze.report.trend_plot import plot_commit_trend, release_label
@@ -155,8 +154,7 @@ def _suspect_columns(max_plots: int) -> tuple[Column, ...]:
 class Trend:
     group: dict
     marks: list[dict]
-    name: str
-    png: bytes
+    plot: Plot
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ def _by_rank(rows: list[dict]) -> dict[int, list[dict]]:
     return out
 
 
-def _trends(con, max_plots: int, plot_dir: Path) -> list[Trend]:
+def _trends(con, max_plots: int, batch: PlotBatch) -> list[Trend]:
     groups = _records(con, "select * from report_commit_groups where trend_rank <= ? order by trend_rank", [max_plots])
     if not groups:
         return []
@@ -212,15 +210,13 @@ def _trends(con, max_plots: int, plot_dir: Path) -> list[Trend]:
         shown = [r["step_rank"] for r in lines] + ends
         span = [t for t in ticks if shown and min(shown) <= t["commit_order"] <= max(shown)]
         content = [_without_rank(g), [_without_rank(r) for r in lines], span, [_without_rank(m) for m in marks]]
-        name, png = drawn_once(
-            plot_dir, _plot_stem(g), content, lambda a=(lines, g, span, marks): plot_commit_trend(*a)
-        )
-        out.append(Trend(g, marks, name, png))
+        out.append(Trend(g, marks, batch.add(_plot_stem(g), content, plot_commit_trend, lines, g, span, marks)))
     return out
 
 
-def read_commit_section(con, max_plots: int, plot_dir: Path) -> CommitSection:
-    """Everything the lead shows; needs the report's macros (tables.install_macros) installed."""
+def read_commit_section(con, max_plots: int, batch: PlotBatch) -> CommitSection:
+    """Everything the lead shows; needs the report's macros (tables.install_macros) installed. The
+    trend plots are added to ``batch``: their PNGs are there once the batch is drawn."""
     con.execute(_GROUPS_VIEW)
     (groups,) = con.execute("select count(*) from report_commit_groups").fetchone()
     suspects = render_table(
@@ -232,7 +228,7 @@ def read_commit_section(con, max_plots: int, plot_dir: Path) -> CommitSection:
         limit=SUSPECT_ROWS_SHOWN,
         table_id="suspect-commits",
     )
-    return CommitSection(_trends(con, max_plots, plot_dir), groups, *suspects)
+    return CommitSection(_trends(con, max_plots, batch), groups, *suspects)
 
 
 def _mark_text(m: dict) -> str:
@@ -283,7 +279,7 @@ def commit_section_html(section: CommitSection, max_plots: int) -> list[str]:
     for t in section.trends:
         title = _title(t)
         marks = "".join(f"<li>{html.escape(_mark_text(m))}</li>" for m in t.marks)
-        b64 = base64.b64encode(t.png).decode()
+        b64 = base64.b64encode(t.plot.png).decode()
         parts.append(
             f"<figure id='trend-{t.group['trend_rank']}'><h3>{html.escape(title)}</h3><ul>{marks}</ul>"
             f"<p><code>{html.escape(str(t.group['extra_config']))}</code></p>"
@@ -305,7 +301,8 @@ def commit_section_markdown(section: CommitSection, max_plots: int) -> list[str]
         title = _title(t)
         marks = "".join(f"* {_mark_text(m)}\n" for m in t.marks)
         md.append(
-            f"\n### {title}\n\n{marks}\n`extra_config`: `{t.group['extra_config']}`\n\n![{title}](plots/{t.name})\n"
+            f"\n### {title}\n\n{marks}\n`extra_config`: `{t.group['extra_config']}`\n\n"
+            f"![{title}](plots/{t.plot.name})\n"
         )
     md += ["\n## Suspect commits of the commit regressions\n", _suspects_note(section) + "\n", section.suspects_md]
     return md

@@ -14,11 +14,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import multiprocessing
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["plot_sweep", "drawn_once", "plain_text", "plain_log_labels", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
+__all__ = ["plot_sweep", "Plot", "PlotBatch", "plain_text", "plain_log_labels", "FROM_COLOR", "TO_COLOR", "OTHER_COLOR"]
 
 FROM_COLOR = "#0072B2"
 TO_COLOR = "#D55E00"
@@ -125,6 +129,9 @@ def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
         ax.legend(fontsize=7, loc="best")
 
 
+# A helper is worth its fork from a couple of plots on (one plot is a tenth of a second or more).
+MIN_PLOTS_PER_HELPER = 2
+
 # A plot is named by what it shows and by the code that draws it, so a PNG already on disk under
 # that name is exactly the one drawing would give: only plots whose data (or the drawing code, *plot.py) changed
 # are drawn again, and drawing is most of a report's cost (a third of a second per plot).
@@ -133,15 +140,57 @@ _DRAWING_CODE = hashlib.sha256(
 ).hexdigest()
 
 
-def drawn_once(plot_dir: Path, stem: str, content: object, draw: Callable[[], bytes]) -> tuple[str, bytes]:
-    """(file name, PNG): the PNG of ``content`` already in ``plot_dir``, else ``draw()``'s."""
-    text = json.dumps(content, sort_keys=True, default=str)
-    digest = hashlib.sha256(f"{_DRAWING_CODE}\n{text}".encode()).hexdigest()[:16]
-    name = f"{stem}_{digest}.png"
-    try:
-        return name, (plot_dir / name).read_bytes()
-    except FileNotFoundError:
-        return name, draw()
+@dataclass
+class Plot:
+    """One plot of a report: its name, and its PNG once :meth:`PlotBatch.draw` ran."""
+
+    name: str
+    png: bytes = b""
+
+
+@dataclass
+class PlotBatch:
+    """The plots of one report, drawn together: a PNG already in ``plot_dir`` under its name is read
+    back, the rest are drawn side by side, in this process and in helper processes (one per further
+    core; matplotlib holds the GIL, so threads would not help). Helpers are forked: they start at
+    once with matplotlib already imported, and unlike spawned ones never re-import the caller's
+    ``__main__`` (a script without a main guard). They only draw and return bytes, never touching
+    the parent's other threads' state (DuckDB, Dagster). Where fork is missing, one process draws."""
+
+    plot_dir: Path
+    _todo: list[tuple[Plot, Callable[..., bytes], tuple]] = field(default_factory=list)
+
+    def add(self, stem: str, content: object, draw: Callable[..., bytes], *args: object) -> Plot:
+        """The plot of ``content``; ``draw(*args)`` (a module-level function, so a helper process
+        can run it) gives its PNG when none is on disk."""
+        text = json.dumps(content, sort_keys=True, default=str)
+        digest = hashlib.sha256(f"{_DRAWING_CODE}\n{text}".encode()).hexdigest()[:16]
+        plot = Plot(f"{stem}_{digest}.png")
+        try:
+            plot.png = (self.plot_dir / plot.name).read_bytes()
+        except FileNotFoundError:
+            self._todo.append((plot, draw, args))
+        return plot
+
+    def draw(self) -> None:
+        todo, self._todo = self._todo, []
+        helpers = min((os.cpu_count() or 1) - 1, len(todo) // MIN_PLOTS_PER_HELPER)
+        if helpers < 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for plot, draw, args in todo:
+                plot.png = draw(*args)
+            return
+        import matplotlib.backends.backend_agg  # noqa: F401 -- imported once, before the helpers fork
+        import matplotlib.figure  # noqa: F401
+
+        with ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(draw, *args) for _, draw, args in todo]
+            # this process takes, from the end, every plot no helper has started: cancel() fails once it has
+            for (plot, draw, args), future in zip(reversed(todo), reversed(futures), strict=True):
+                if future.cancel():
+                    plot.png = draw(*args)
+            for (plot, _, _), future in zip(todo, futures, strict=True):
+                if not future.cancelled():
+                    plot.png = future.result()
 
 
 @contextmanager

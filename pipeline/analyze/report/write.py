@@ -38,7 +38,7 @@ from pipeline.analyze.report.commits import (
     read_commit_section,
 )
 from pipeline.analyze.report.launch import install_launch_macro, launch_hints_sql
-from pipeline.analyze.report.plot import drawn_once, plot_sweep
+from pipeline.analyze.report.plot import Plot, PlotBatch, plot_sweep
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
 from pipeline.analyze.report.tables import (
     Column,
@@ -199,9 +199,9 @@ def _records(con, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _plots(con, max_plots: int, plot_dir: Path) -> list[tuple[dict, str, bytes]]:
-    """(sweep, file name, PNG) for the first ``max_plots`` flagged sweeps; two queries in all. A plot
-    whose sweep and points are unchanged is read back from ``plot_dir``, not drawn again."""
+def _plots(con, max_plots: int, batch: PlotBatch) -> list[tuple[dict, Plot]]:
+    """(sweep, plot) for the first ``max_plots`` flagged sweeps; two queries in all. A plot whose sweep
+    and points are unchanged is read back from the batch's folder, not drawn again."""
     sweeps = _records(con, "select * from report_flagged where plot_rank <= ? order by plot_rank", [max_plots])
     points: dict[int, list[dict]] = {}
     for p in _records(con, _PLOT_POINTS_SQL, [max_plots]):
@@ -211,8 +211,7 @@ def _plots(con, max_plots: int, plot_dir: Path) -> list[tuple[dict, str, bytes]]
         shown = points.get(sweep["plot_rank"], [])
         # plot_rank only orders the report: the same sweep moved down a place is the same plot
         content = [{k: v for k, v in sweep.items() if k != "plot_rank"}, [_without_rank(p) for p in shown]]
-        name, png = drawn_once(plot_dir, _plot_stem(sweep), content, lambda s=sweep, p=shown: plot_sweep(p, s))
-        plots.append((sweep, name, png))
+        plots.append((sweep, batch.add(_plot_stem(sweep), content, plot_sweep, shown, sweep)))
     return plots
 
 
@@ -305,7 +304,7 @@ class _Contents:
     points: _Table
     change_points: _Table
     noise: _Table
-    plots: list[tuple[dict, str, bytes]]
+    plots: list[tuple[dict, Plot]]
     commits: CommitSection
 
 
@@ -315,7 +314,8 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
     con.execute(_FLAGGED_VIEW)
     con.execute(_LAUNCH_HINT_VIEW)
     newest = newest_overview(con)
-    return _Contents(
+    batch = PlotBatch(plot_dir)
+    contents = _Contents(
         newest=newest,
         coverage=coverage_by_version(con),
         settings=_records(con, "select * from regression_settings")[0],
@@ -354,9 +354,11 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
                 table_id="noise",
             )
         ),
-        plots=_plots(con, max_plots, plot_dir),
-        commits=read_commit_section(con, max_plots, plot_dir),
+        plots=_plots(con, max_plots, batch),
+        commits=read_commit_section(con, max_plots, batch),
     )
+    batch.draw()  # both sections' plots at once, side by side
+    return contents
 
 
 def _write_plots(plot_dir: Path, plots: list[tuple[str, bytes]]) -> None:
@@ -436,11 +438,11 @@ def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
     ]
     if not c.plots:
         md.append("_none_\n")
-    for sweep, name, _ in c.plots:
+    for sweep, plot in c.plots:
         title = _plot_title(sweep)
         md.append(
             f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
-            f"![{title}](plots/{name})\n"
+            f"![{title}](plots/{plot.name})\n"
         )
     md += [
         "\n## Change points\n",
@@ -476,9 +478,9 @@ def _html(c: _Contents, t: _Texts, coverage_html: str) -> str:
     ]
     if not c.plots:
         parts.append("<p><em>none</em></p>")
-    for sweep, _, png in c.plots:
+    for sweep, plot in c.plots:
         title = _plot_title(sweep)
-        b64 = base64.b64encode(png).decode()
+        b64 = base64.b64encode(plot.png).decode()
         parts.append(
             f"<figure id='plot-{sweep['plot_rank']}'><h3>{html.escape(title)}</h3>"
             f"<p>{html.escape(sweep['reason'] or '')}</p><p><code>{html.escape(str(sweep['extra_config']))}</code></p>"
@@ -508,7 +510,7 @@ def write_report(
     with duck.open_readonly(db_path, remote_root or "") as con:
         c = _read_contents(con, max_plots, out_dir / "plots")
     _write_plots(
-        out_dir / "plots", [(name, png) for _, name, png in c.plots] + [(t.name, t.png) for t in c.commits.trends]
+        out_dir / "plots", [(p.name, p.png) for _, p in c.plots] + [(t.plot.name, t.plot.png) for t in c.commits.trends]
     )
     texts = _texts(c, db_path, max_plots)
     coverage_html, coverage_md = _coverage_tables(c.coverage)

@@ -70,8 +70,11 @@ def test_only_plots_whose_sweep_changed_are_drawn_again(flaky_db, tmp_path, monk
     # one plot lost: a second report draws that one only, and keeps the others' files untouched
     plots[0].unlink()
     draws = []
+    import pipeline.analyze.report.plot as report_plot
     import pipeline.analyze.report.write as report_write
 
+    # which plots are drawn, not where: in this process, so the counting wrapper sees every draw
+    monkeypatch.setattr(report_plot, "MIN_PLOTS_PER_HELPER", 10**6)
     drawing = report_write.plot_sweep  # the real drawing, counted
     monkeypatch.setattr(report_write, "plot_sweep", lambda *a: draws.append(a) or drawing(*a))
     write_report(flaky_db, tmp_path, max_plots=5)
@@ -177,3 +180,27 @@ def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
     assert "checks:    1 passed, 1 warned, 0 failed" in out
     assert "WARN  regression_report.newest_version_was_compared: 0.3.0: 6 series, 0 compared" in out
     assert f"report:    {wh / 'reports' / 'regressions.html'}" in out
+
+
+def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_path, monkeypatch):
+    """Helper processes draw part of the batch: every plot lands under its own name with the bytes one
+    process alone would draw, and the report that embeds them is the same."""
+    import pipeline.analyze.report.plot as report_plot
+
+    monkeypatch.setattr(report_plot.os, "cpu_count", lambda: 3)  # two helpers beside this process
+    write_report(flaky_db, tmp_path / "side_by_side", max_plots=8)
+    monkeypatch.setattr(report_plot, "MIN_PLOTS_PER_HELPER", 10**6)
+    write_report(flaky_db, tmp_path / "alone", max_plots=8)
+
+    def files(folder):
+        # the reports differ in their "Generated <time>" line alone
+        return {
+            p.relative_to(folder).as_posix(): re.sub(rb"Generated [0-9: -]+ UTC", b"Generated", p.read_bytes())
+            for p in folder.rglob("*")
+            if p.is_file()
+        }
+
+    side_by_side, alone = files(tmp_path / "side_by_side"), files(tmp_path / "alone")
+    assert sum(n.startswith("plots/") for n in alone) >= 8
+    assert side_by_side.keys() == alone.keys()
+    assert [n for n in alone if side_by_side[n] != alone[n]] == []
