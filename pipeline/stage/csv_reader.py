@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.common import duck
 from pipeline.config import MAX_COLUMNS, MAX_LINE_BYTES
 from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, measurement_digest_sql
@@ -424,8 +425,9 @@ def _parse(job: driver.Job) -> None:
     digest = measurement_digest_sql()
     # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
     # (DuckDB streams that window in order), so record_no is the record's ordinal in the file.
-    # The relation API takes the output path as an argument: no path is ever pasted into SQL.
-    job.con.sql(
+    # The output path is a parameter (duck.write_parquet): no path is ever pasted into SQL.
+    duck.write_parquet(
+        job.con,
         f"""
         with {_PARSED_SQL},
         judged as (
@@ -478,8 +480,9 @@ def _parse(job: driver.Job) -> None:
                     when ki.external_id is not null then 'kernelindex' end as identity
         from numbered
         """,
-        params={"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES, "ki_problem": ki_problem},
-    ).write_parquet(str(job.tmp), compression="zstd")
+        {"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES, "ki_problem": ki_problem},
+        job.tmp,
+    )
 
 
 def _rejects(job: driver.Job) -> list[driver.Reject]:

@@ -191,14 +191,16 @@ def append_rejects(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, rej
         ),
     )
     out = atomic_path(dest)
-    con.sql(
+    duck.write_parquet(
+        con,
         """
         select * from read_parquet($staged)
         union all by name
         select null::bigint as record_no, location, reason, raw from reject_rows
         """,
-        params={"staged": str(staged)},
-    ).write_parquet(str(out), compression="zstd")
+        {"staged": str(staged)},
+        out,
+    )
     con.unregister("reject_rows")
     staged.unlink()
     return out

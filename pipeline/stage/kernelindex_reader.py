@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 from pydantic import ValidationError
 
+from pipeline.common import duck
 from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
 from pipeline.contracts import kernelindex as ki
@@ -347,8 +348,9 @@ def _parse(job: driver.Job) -> None:
     quantiles = quantile_reason_clauses("p20", "p50", "p80")
     observed_at_text = observed_at_text_sql("observed_at")
     future = future_timestamp_clause("observed_at")
-    # The relation API takes the output path as an argument: no path is ever pasted into SQL.
-    job.con.sql(
+    # The output path is a parameter (duck.write_parquet): no path is ever pasted into SQL.
+    duck.write_parquet(
+        job.con,
         f"""
         with {_PARSED_SQL},
         judged as (
@@ -388,7 +390,7 @@ def _parse(job: driver.Job) -> None:
             protocol_json, environment_json, run_digest, external_id
         from judged
         """,
-        params={
+        {
             "path": str(job.path),
             "max_line": MAX_LINE_BYTES,
             "paths": [*EXTRACTED.values(), "$.protocol", "$.environment", "$.run"],
@@ -406,7 +408,8 @@ def _parse(job: driver.Job) -> None:
             "duplicate_marker": json.dumps(DUPLICATE_MARKER)[1:-1],
             **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
         },
-    ).write_parquet(str(job.tmp), compression="zstd")
+        job.tmp,
+    )
 
 
 def _rejects(job: driver.Job) -> list[driver.Reject]:
@@ -463,14 +466,16 @@ def _shift_records(con: duckdb.DuckDBPyConnection, staged: Path, dest: Path, gap
         ),
     )
     out = atomic_path(dest)
-    con.sql(
+    duck.write_parquet(
+        con,
         """
         select s.* replace (s.record_no + coalesce(g.shift, 0) as record_no,
                             'line ' || (s.record_no + coalesce(g.shift, 0)) as location)
         from read_parquet($staged) s asof left join gaps g on s.record_no > g.before
         """,
-        params={"staged": str(staged)},
-    ).write_parquet(str(out), compression="zstd")
+        {"staged": str(staged)},
+        out,
+    )
     con.unregister("gaps")
     staged.unlink()
     return out
