@@ -75,7 +75,6 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # quoted identifiers, or our own path with its quotes doubled. Data reaches SQL only as bind
 # parameters or registered Arrow tables. Reason.<member> (a fixed code) is allowed everywhere.
 ALLOWED_INTERPOLATIONS = {
-    "pipeline/common/duck.py": {"sql"},  # write_parquet: a sink itself, its callers' SQL is checked
     "pipeline/serve/checks.py": {
         "where",  # run_seq > an int() of the published run
         "DIGEST_SAMPLE_LIMIT",
@@ -85,7 +84,7 @@ ALLOWED_INTERPOLATIONS = {
         "observed_at_text",
         "QUANTILE_REASON_MACRO",
     },
-    # scalar() passes its caller's SQL through; calls to scalar are scanned like execute.
+    # scalar() and write_parquet() pass their caller's SQL through; calls to them are scanned like execute.
     "pipeline/common/duck.py": {"sql"},
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
     "pipeline/serve/duckdb_build.py": {
