@@ -1,0 +1,77 @@
+"""The instance `make run`, the UI and the daemon share (config/dagster.yaml): Dagster's own, its default
+SQLite storage keeping its engines, in the instance's own folders, with several processes on one home."""
+
+import shutil
+import subprocess
+import sys
+
+import dagster as dg
+
+from tests.conftest import PROJECT
+
+
+@dg.asset
+def tiny() -> int:
+    return 1
+
+
+def _home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(PROJECT / "config" / "dagster.yaml", home / "dagster.yaml")
+    return home
+
+
+def test_the_project_instance_keeps_engines_in_dagsters_own_folders(tmp_path, monkeypatch):
+    from pipeline.defs.sqlite_storage import LigerDagsterInstance, SqliteStorageKeepingEngines
+
+    home = _home(tmp_path)
+    # DAGSTER_HOME names another folder: the storage follows the instance's folder, not the variable
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "elsewhere"))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert isinstance(instance, LigerDagsterInstance)
+        assert isinstance(instance.get_ref().storage, SqliteStorageKeepingEngines)
+        result = dg.materialize([tiny], instance=instance)
+        assert result.success
+    # the files Dagster's default SQLite storage uses, so an instance without this class reads them
+    assert (home / "history" / "runs.db").exists()
+    assert (home / "history" / "runs" / f"{result.run_id}.db").exists()
+    assert (home / "history" / "runs" / "index.db").exists()
+    assert not (tmp_path / "elsewhere").exists()
+    with dg.DagsterInstance.from_config(str(home), config_filename="absent.yaml") as plain:
+        assert type(plain) is dg.DagsterInstance
+        assert plain.get_run_by_id(result.run_id).is_success
+        assert plain.get_latest_materialization_event(dg.AssetKey("tiny")).run_id == result.run_id
+
+
+def test_another_process_writes_between_two_reads_of_a_kept_engine(tmp_path):
+    """An instance that keeps its engines still sees what another process wrote since its last read
+    (NullPool: a fresh SQLite connection each time)."""
+    home = _home(tmp_path)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        first = dg.materialize([tiny], instance=instance)
+        assert instance.get_latest_materialization_event(dg.AssetKey("tiny")).run_id == first.run_id
+        code = (
+            "import dagster as dg\n"
+            f"from {__name__} import tiny\n"
+            f"with dg.DagsterInstance.from_config({str(home)!r}) as i:\n"
+            "    print(dg.materialize([tiny], instance=i).run_id)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, check=True)
+        other = done.stdout.split()[-1]
+        assert other != first.run_id
+        assert instance.get_latest_materialization_event(dg.AssetKey("tiny")).run_id == other
+        assert {r.run_id for r in instance.get_runs()} == {first.run_id, other}
+        assert instance.get_run_by_id(other).is_success
+        assert any(e.dagster_event and e.dagster_event.is_step_success for e in instance.all_logs(other))
+
+
+def test_a_wiped_instance_takes_new_runs(tmp_path):
+    home = _home(tmp_path)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        dg.materialize([tiny], instance=instance)
+        instance.wipe()
+        assert instance.get_runs() == []
+        again = dg.materialize([tiny], instance=instance)
+        assert [r.run_id for r in instance.get_runs()] == [again.run_id]
+        assert instance.get_latest_materialization_event(dg.AssetKey("tiny")).run_id == again.run_id
