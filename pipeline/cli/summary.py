@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import FACT_FILES
+from pipeline.serve.names import FACT_FILES
 
 # regressions named per axis before "... and N more"
 REGRESSION_LINES = 20

@@ -6,7 +6,8 @@ from pydantic import create_model
 from pipeline.analyze.settings import RegressionSettings
 from pipeline.contracts.tables import PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
-from pipeline.serve.duckdb_build import FACT_FILES, build_duckdb
+from pipeline.serve.duckdb_build import build_duckdb
+from pipeline.serve.names import FACT_FILES
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold
 # with its default and description; RegressionSettings stays the single source of truth.

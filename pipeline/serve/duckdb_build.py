@@ -48,13 +48,10 @@ from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
 from pipeline.ingest.gh_pages import touches_kernel
+from pipeline.serve.names import INTERNAL_SCHEMA
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
-INTERNAL_SCHEMA = "internal"
-# The published facts' own files in a built liger.duckdb: one row per fact, without the joins of
-# `measurements` (provenance for every fact), for counts of the facts' own columns.
-FACT_FILES = f"{INTERNAL_SCHEMA}.delta_fact_measurement"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
 SNAPSHOTS_BUILT = "benchmark_snapshot_built"
 INTERNAL_TABLES = frozenset({STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel"})
