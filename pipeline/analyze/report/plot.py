@@ -140,6 +140,11 @@ _DRAWING_CODE = hashlib.sha256(
 ).hexdigest()
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @dataclass
 class Plot:
     """One plot of a report: its name, and its PNG once :meth:`PlotBatch.draw` ran."""
@@ -174,7 +179,7 @@ class PlotBatch:
 
     def draw(self) -> None:
         todo, self._todo = self._todo, []
-        helpers = min((os.cpu_count() or 1) - 1, len(todo) // MIN_PLOTS_PER_HELPER)
+        helpers = min(_usable_cores() - 1, len(todo) // MIN_PLOTS_PER_HELPER)
         if helpers < 1 or "fork" not in multiprocessing.get_all_start_methods():
             for plot, draw, args in todo:
                 plot.png = draw(*args)

@@ -234,45 +234,64 @@ def _comparisons(con, sweep_id: dict[tuple, int], ver_of_rank: dict, strings: di
     return comparisons, cmp_rows
 
 
+def sig4_sql(column: str) -> str:
+    """:func:`sig4` in SQL, for whole columns: the same double (4 significant digits, correctly rounded,
+    NULL when not finite); a whole number stays a double here, which JSON prints with ``.0``.
+    tests/unit/analyze/test_site_payload.py holds the two to the same values."""
+    return f"case when isfinite({column}) then cast(printf('%.4g', {column}) as double) end"
+
+
+def _point_frame(con, points_sql: str, axis_index: dict):
+    """The points on the axis, in the query's order, with their sweep's id (the order its first point
+    comes in), their axis index, and their x value's first row in the sweep (the x order)."""
+    import polars as pl
+
+    rounded = ", ".join(f"{sig4_sql(q)} as {q}" for q in ("p20", "p50", "p80"))
+    sql = f"select * replace ({rounded}) from ({points_sql})"
+    frame = pl.from_arrow(con.sql(sql).to_arrow_table()).with_row_index("row")
+    axis = pl.DataFrame({"axis_key": list(axis_index), "ax": list(axis_index.values())})
+    frame = frame.join(axis.cast({"axis_key": frame.schema["axis_key"]}), on="axis_key", how="inner")
+    frame = frame.sort("row").with_columns(
+        sid=pl.col("row").min().over(SWEEP_KEY).rank("dense") - 1,
+        x_first=pl.col("row").min().over([*SWEEP_KEY, "x_value"]),
+    )
+    return frame
+
+
 def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, strings: dict):
-    """Each plotted sweep once (its id, its encoded row) and its points in x order, axis order."""
+    """Each plotted sweep once (its id, its encoded row) and its points in x order, axis order: one
+    query, the grouping and ordering in polars, Python once per sweep (never once per point)."""
+    import polars as pl
+
+    frame = _point_frame(con, points_sql, axis_index)
     sweep_id: dict[tuple, int] = {}
     sweeps: list[dict] = []
     sweep_rows: list[list] = []
-    points: list[list] = []
-    newest: list[tuple[int, int]] = []  # (axis index, runs) of each sweep's newest point
-    cur = con.execute(points_sql)
-    while batch := cur.fetchmany(10_000):
-        for row in batch:
-            key = row[:7]
-            unit, x_value, _x_numeric, axis_key, p20, p50, p80, runs = row[7:]
-            ax = axis_index.get(axis_key)
-            if ax is None:
-                continue
-            sid = sweep_id.get(key)
-            if sid is None:
-                sid = sweep_id[key] = len(sweeps)
-                sweep = dict(zip(SWEEP_KEY, key, strict=True))
-                sweep["metric_unit"] = unit
-                sweep["is_liger"] = bool(is_liger.get(key[1], False))
-                sweeps.append(sweep)
-                sweep_rows.append(
-                    [strings[f](v) for f, v in zip(SWEEP_FIELDS, (*key, unit), strict=True)] + [int(sweep["is_liger"])]
-                )
-                points.append([])
-                newest.append((-1, 0))
-            points[sid].append((strings["xval"](x_value), ax, sig4(p20), sig4(p50), sig4(p80)))
-            if ax > newest[sid][0]:
-                newest[sid] = (ax, int(runs))
-            elif ax == newest[sid][0]:
-                newest[sid] = (ax, max(newest[sid][1], int(runs)))
-
-    # x points in the query's order (numeric x first), each x point's values in axis order
-    for sid, rows in enumerate(points):
-        x_order = {xv: i for i, xv in reversed(list(enumerate(r[0] for r in rows)))}
-        rows.sort(key=lambda r: (x_order[r[0]], r[1]))
-        points[sid] = [v for r in rows for v in r]
-
+    firsts = frame.group_by("sid").agg(pl.col([*SWEEP_KEY, "metric_unit"]).first()).sort("sid")
+    for row in firsts.iter_rows(named=True):
+        key = tuple(row[k] for k in SWEEP_KEY)
+        sweep_id[key] = len(sweeps)
+        sweep = {k: row[k] for k in SWEEP_KEY} | {"metric_unit": row["metric_unit"]}
+        sweep["is_liger"] = bool(is_liger.get(row["kernel_provider"], False))
+        sweeps.append(sweep)
+        fields = (*key, row["metric_unit"])
+        sweep_rows.append([strings[f](v) for f, v in zip(SWEEP_FIELDS, fields, strict=True)] + [int(sweep["is_liger"])])
+    # x values encoded in the order they first come, as one pass over the points would
+    x_values = frame["x_value"].unique(maintain_order=True).to_list()
+    codes = pl.DataFrame({"x_value": x_values, "x_code": [strings["xval"](v) for v in x_values]})
+    ordered = frame.join(codes, on="x_value", how="left", nulls_equal=True).sort(
+        ["sid", "x_first", "ax"], maintain_order=True
+    )
+    counts = ordered.group_by("sid", maintain_order=True).len()["len"].to_list()
+    flat = ordered.select("x_code", "ax", "p20", "p50", "p80").rows()
+    points, at = [], 0
+    for n in counts:
+        points.append([v for r in flat[at : at + n] for v in r])
+        at += n
+    newest_rows = ordered.group_by("sid").agg(
+        pl.col("ax").max(), pl.col("runs").filter(pl.col("ax") == pl.col("ax").max()).max()
+    )
+    newest = [(int(a), int(r)) for a, r in newest_rows.sort("sid").select("ax", "runs").rows()]
     return sweep_id, sweeps, sweep_rows, points, newest
 
 

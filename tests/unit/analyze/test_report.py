@@ -187,7 +187,7 @@ def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_p
     process alone would draw, and the report that embeds them is the same."""
     import pipeline.analyze.report.plot as report_plot
 
-    monkeypatch.setattr(report_plot.os, "cpu_count", lambda: 3)  # two helpers beside this process
+    monkeypatch.setattr(report_plot, "_usable_cores", lambda: 3)  # two helpers beside this process
     write_report(flaky_db, tmp_path / "side_by_side", max_plots=8)
     monkeypatch.setattr(report_plot, "MIN_PLOTS_PER_HELPER", 10**6)
     write_report(flaky_db, tmp_path / "alone", max_plots=8)

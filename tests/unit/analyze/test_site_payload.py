@@ -137,3 +137,26 @@ def test_release_file_names_are_safe_and_distinct():
     odd = [release_file_name(v) for v in ("1.0+a/b", "1.0+a_b", "../x")]
     assert len(set(odd)) == 3 and all(re.fullmatch(r"release-[A-Za-z0-9._-]+\.html", n) for n in odd)
     assert all("/" not in n for n in odd)
+
+
+def test_sig4_sql_gives_sig4s_doubles():
+    """The points are rounded in SQL (sig4_sql), everything else in Python (sig4): the same rule, the
+    same doubles, on awkward values and on a spread of random ones."""
+    import random
+
+    import duckdb
+
+    from pipeline.analyze.site.payload import sig4_sql
+
+    rng = random.Random(4)
+    values = [0.0012345678, 1234.5678, 12345678.9, 2.0, 0.5, 1e-9, 9.9995, 99995.0, 0.00012345, -3.14159, 1.2345e300]
+    values += [rng.uniform(0, 10) * 10 ** rng.randint(-8, 9) for _ in range(20_000)]
+    values += [rng.randint(1, 10**9) / 8 for _ in range(2_000)]  # ties in binary: x.125, x.5, x.875
+    con = duckdb.connect()
+    con.execute("create table v (i bigint, x double)")
+    con.executemany("insert into v values (?, ?)", list(enumerate(values)))
+    con.execute("insert into v values (-1, 'nan'::double), (-2, 'inf'::double), (-3, null)")
+    got = dict(con.execute(f"select i, {sig4_sql('x')} from v").fetchall())
+    assert got[-1] is None and got[-2] is None and got[-3] is None
+    wrong = [(v, got[i], sig4(v)) for i, v in enumerate(values) if got[i] != sig4(v)]
+    assert wrong == []
