@@ -278,7 +278,10 @@ def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, s
         sweep_rows.append([strings[f](v) for f, v in zip(SWEEP_FIELDS, fields, strict=True)] + [int(sweep["is_liger"])])
     # x values encoded in the order they first come, as one pass over the points would
     x_values = frame["x_value"].unique(maintain_order=True).to_list()
-    codes = pl.DataFrame({"x_value": x_values, "x_code": [strings["xval"](v) for v in x_values]})
+    codes = pl.DataFrame(
+        {"x_value": x_values, "x_code": [strings["xval"](v) for v in x_values]},
+        schema={"x_value": frame.schema["x_value"], "x_code": pl.Int64},
+    )
     ordered = frame.join(codes, on="x_value", how="left", nulls_equal=True).sort(
         ["sid", "x_first", "ax"], maintain_order=True
     )

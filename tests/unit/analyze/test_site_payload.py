@@ -160,3 +160,19 @@ def test_sig4_sql_gives_sig4s_doubles():
     assert got[-1] is None and got[-2] is None and got[-3] is None
     wrong = [(v, got[i], sig4(v)) for i, v in enumerate(values) if got[i] != sig4(v)]
     assert wrong == []
+
+
+@pytest.mark.parametrize("commits", [False, True])
+def test_a_warehouse_without_points_is_an_empty_dashboard(tmp_path, commits):
+    """No measurement plotted yet (every row filtered out, or none): no sweep, no point, no error."""
+    import duckdb
+
+    db = build_site_db(tmp_path / "site.duckdb", commits=commits)
+    with duckdb.connect(str(db)) as con:
+        for table in ("series_versions", "sweep_points", "sweep_regressions", "version_coverage"):
+            if con.execute("select count(*) from duckdb_tables() where table_name = ?", [table]).fetchone()[0]:
+                con.execute(f"delete from {table}")
+    with open_readonly(db) as con:
+        p = build_payload(con).payload
+    assert p["sweeps"] == [] and p["pts"] == [] and p["runs"] == [] and p["cmp"] == []
+    assert write_site(db, tmp_path / "site").exists()

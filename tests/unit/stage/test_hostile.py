@@ -122,13 +122,14 @@ ALLOWED_INTERPOLATIONS = {
     # The report's lead (per-commit trends, suspects): the module's own key lists and the shared
     # verdict constants; values are bound.
     "pipeline/analyze/report/commits.py": {"FLAGGED_VERDICTS", "SEVERITY_SQL", "_KEY_LIST", "_SAME_GROUP"},
-    # The dashboard's SQL: module constants; `ranked` is a relation built from the version order
-    # with its labels quoted as literals (quotes doubled).
+    # The dashboard's SQL: module constants; `points_sql` is built from them; `rounded` is sig4_sql of
+    # the points' own column names (p20, p50, p80).
     "pipeline/analyze/site/payload.py": {
         "_SWEEP_COLS",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
         "points_sql",
+        "rounded",
     },
     "pipeline/analyze/report/launch.py": {
         "LAUNCH_MIN_POINTS",
