@@ -140,6 +140,21 @@ _DRAWING_CODE = hashlib.sha256(
 ).hexdigest()
 
 
+# A plot is named by its values to this many significant digits: far finer than a pixel, and coarse
+# enough that a sum DuckDB adds up in another order (a geomean level one ulp apart) names the same plot.
+NAMED_DIGITS = 12
+
+
+def _shown(content: object) -> object:
+    if isinstance(content, float):
+        return float(f"{content:.{NAMED_DIGITS}g}")
+    if isinstance(content, dict):
+        return {k: _shown(v) for k, v in content.items()}
+    if isinstance(content, list | tuple):
+        return [_shown(v) for v in content]
+    return content
+
+
 def _usable_cores() -> int:
     """The cores this process may run on (a container's CPU set, not the host's count)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -168,7 +183,7 @@ class PlotBatch:
     def add(self, stem: str, content: object, draw: Callable[..., bytes], *args: object) -> Plot:
         """The plot of ``content``; ``draw(*args)`` (a module-level function, so a helper process
         can run it) gives its PNG when none is on disk."""
-        text = json.dumps(content, sort_keys=True, default=str)
+        text = json.dumps(_shown(content), sort_keys=True, default=str)
         digest = hashlib.sha256(f"{_DRAWING_CODE}\n{text}".encode()).hexdigest()[:16]
         plot = Plot(f"{stem}_{digest}.png")
         try:

@@ -204,3 +204,14 @@ def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_p
     assert sum(n.startswith("plots/") for n in alone) >= 8
     assert side_by_side.keys() == alone.keys()
     assert [n for n in alone if side_by_side[n] != alone[n]] == []
+
+
+def test_a_plot_is_named_by_what_it_shows_not_by_the_last_ulp(tmp_path):
+    """A geomean DuckDB sums in another order differs in its last bit: the same plot, not drawn again."""
+    from pipeline.analyze.report.plot import PlotBatch
+
+    batch = PlotBatch(tmp_path)
+    one = batch.add("s", [{"level": 1.6076458384874845, "step_rank": 2}], str)
+    same = batch.add("s", [{"level": 1.6076458384874843, "step_rank": 2}], str)
+    other = batch.add("s", [{"level": 1.6076458384, "step_rank": 2}], str)
+    assert one.name == same.name != other.name
