@@ -87,12 +87,13 @@ class _EventLogKeepingEngines(SqliteEventLogStorage):
 
 
 class _RunStorageKeepingEngine(SqliteRunStorage):
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
+        super().__init__(conn_string, inst_data)
+        self._kept_engine = create_engine(conn_string, poolclass=NullPool)
+
     @contextmanager
     def connect(self) -> Iterator:
-        engine = getattr(self, "_kept_engine", None)
-        if engine is None:
-            engine = self._kept_engine = create_engine(self._conn_string, poolclass=NullPool)
-        with engine.connect() as conn, conn.begin():
+        with self._kept_engine.connect() as conn, conn.begin():
             yield conn
 
 
