@@ -83,13 +83,11 @@ select
 from verdicts
 where level = 'sweep'
 """
-_SOURCE_SQL = (
-    SOURCE_SQL
-    + """order by
+_ORDER_BY = """order by
     axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
     x_name nulls first, extra_config nulls first, to_version_rank
 """
-)
+_SOURCE_SQL = SOURCE_SQL + _ORDER_BY
 
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
 _SWEEP_KEY = slice(0, 9)
@@ -221,15 +219,64 @@ def sweep_change_points(key: Sequence, pairs: Sequence[Sequence], penalty_factor
     return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor))
 
 
-def build_change_points(con) -> int:
-    """Create table ``change_points`` from the sweep rows of ``verdicts`` (both axes); return its row count.
+# Each sweep's inputs (its pairs in chain order, and the penalty), by md5: a sweep whose inputs
+# are unchanged keeps its rows, so a new snapshot re-segments only the sweeps it moved.
+INPUTS_TABLE = "change_point_inputs"
+_KEY = ", ".join(SWEEP_KEY_COLUMNS)
+# Doubles to 12 significant digits: DuckDB sums a geomean in its threads' order, so an unchanged
+# sweep's ratios can come out one ulp apart from build to build.
+_DOUBLES = {"geomean_ratio", "geomean_normalized_ratio", "threshold"}
+_PAIR_TEXT = ", ".join(f"printf('%.12g', {c})" if c in _DOUBLES else c for c in PAIR_COLUMNS)
+_INPUTS_SQL = f"""
+select {_KEY}, md5(list(({_PAIR_TEXT}) order by to_version_rank)::varchar
+                   || (select change_point_penalty from regression_settings)::varchar) as inputs_md5
+from ({SOURCE_SQL}) group by all
+"""
+_SAME_SWEEP = " and ".join(f"c.{c} is not distinct from s.{c}" for c in SWEEP_KEY_COLUMNS)
+
+
+def _has_table(con, name: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_tables() where table_name = $t "
+            "and schema_name = current_schema() and database_name = current_database()",
+            {"t": name},
+        ).fetchone()[0]
+    )
+
+
+def _changed_sweeps(con, full: bool) -> str:
+    """Empties ``change_points`` of the sweeps whose inputs changed (all of them when ``full``),
+    leaves their keys in the temp table ``changed_sweep`` and returns the query of their source rows."""
+    con.execute(f"create or replace temp table sweep_inputs as {_INPUTS_SQL}")
+    if full or not (_has_table(con, INPUTS_TABLE) and _has_table(con, "change_points")):
+        con.execute(CHANGE_POINTS_DDL)
+        con.execute(f"create or replace temp table changed_sweep as select {_KEY} from sweep_inputs")
+        source = _SOURCE_SQL
+    else:
+        con.execute(f"""create or replace temp table changed_sweep as
+            select {_KEY} from (select * from sweep_inputs except select * from {INPUTS_TABLE})
+            union select {_KEY} from (select * from {INPUTS_TABLE} except select * from sweep_inputs)""")
+        con.execute(f"delete from change_points s where exists (select 1 from changed_sweep c where {_SAME_SWEEP})")
+        source = (
+            f"select * from (select s.* from ({SOURCE_SQL}) s semi join changed_sweep c on {_SAME_SWEEP}) {_ORDER_BY}"
+        )
+    con.execute(f"create or replace table {INPUTS_TABLE} as select * from sweep_inputs")
+    con.execute("drop table sweep_inputs")
+    return source
+
+
+def build_change_points(con, full: bool = True) -> int:
+    """Create table ``change_points`` from the sweep rows of ``verdicts`` (both axes); return the
+    number of rows computed. ``full=False`` keeps the rows of sweeps whose inputs did not change
+    since the last call on this database (``change_point_inputs``) and segments only the others.
 
     Works with zero sweeps (creates an empty table). Reads the PELT penalty
     factor from ``regression_settings``.
     """
-    con.execute(CHANGE_POINTS_DDL)
+    source = _changed_sweeps(con, full)
     ((penalty_factor,),) = con.execute("select change_point_penalty from regression_settings").fetchall()
-    records = con.execute(_SOURCE_SQL).fetchall()
+    records = con.execute(source).fetchall()
 
     sweeps: dict[tuple, list[_Pair]] = {}
     for r in records:

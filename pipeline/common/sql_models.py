@@ -8,6 +8,7 @@ declarations (graphlib), never the file names.
     incremental_key: [kernel_name, gpu_name]
     incremental_key_from: fact_measurement   # the view whose rows carry the key (default)
     fact_columns: [kernel_name]      # a view's columns taken unchanged from fact_measurement
+    fact_steps: {columns: [axis, step_rank], sql: "select ... from touched"}  # its steps' versions and runs
     depends_on: [ranked_measurements, regression_settings]
     description: one row per series and version, summarizing every run of it
     */
@@ -31,6 +32,17 @@ HEADER_OPEN = "/* MODEL"
 HEADER_CLOSE = "*/"
 
 
+class FactSteps(BaseModel):
+    """``sql`` reads the temp table ``touched`` (distinct values of ``columns``) and gives
+    ``liger_version`` and ``snapshot``: every fact behind a row with those values has one of the
+    versions, or was seen in one of the snapshots (a gh-pages run). A superset is fine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    columns: tuple[str, ...] = Field(min_length=1)
+    sql: str
+
+
 class ModelHeader(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,6 +58,9 @@ class ModelHeader(BaseModel):
     # Columns a view takes unchanged from fact_measurement: its row with value v there was made only
     # from facts with v there. A model keyed on this view also narrows the facts by these key columns.
     fact_columns: tuple[str, ...] = ()
+    # How a view's step maps back to the facts: a model keyed on this view with `columns` in its key
+    # narrows the facts to those of the touched steps as well (see FactSteps).
+    fact_steps: FactSteps | None = None
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:

@@ -38,12 +38,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.analyze.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common import duck, failpoints
 from pipeline.common.files import atomic_path, publish
-from pipeline.common.sql_models import SqlModel, load_models
+from pipeline.common.sql_models import FactSteps, SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
@@ -54,7 +55,9 @@ from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 STATE_TABLE = "liger_build_state"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
 SNAPSHOTS_BUILT = "benchmark_snapshot_built"
-INTERNAL_TABLES = frozenset({STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel"})
+INTERNAL_TABLES = frozenset(
+    {STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel", CHANGE_POINT_INPUTS}
+)
 DUCK_TYPES = {
     pa.string(): "varchar",
     pa.list_(pa.string()): "varchar[]",
@@ -287,7 +290,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
         done = apply_views(con, full, old.get("seq", 0), moved) | {"fact_provenance": provenance}
         started = time.perf_counter()
-        build_change_points(con)
+        build_change_points(con, full)
+        done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
         done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
         con.execute(f"create or replace table {SNAPSHOTS_BUILT} as select * from delta_benchmark_snapshot")
         state = target | {"versions": versions}
@@ -383,6 +387,7 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
     touched: dict[tuple, Touched] = {}
     models = view_files()
     fact_columns = {m.name: m.header.fact_columns for m in models}
+    fact_steps = {m.name: m.header.fact_steps for m in models}
     try:
         for vf in models:
             started = time.perf_counter()
@@ -408,6 +413,8 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
                 if (source, tuple(key)) not in touched:
                     fact_key = [c for c in key if c in fact_columns.get(source, ())]
                     found = Touched.find(con, source, key, fact_key, since_seq, len(touched), list(touched.values()))
+                    if fact_key and found.count:
+                        found.find_steps(con, fact_steps.get(source))
                     touched[(source, tuple(key))] = found
                 refreshed[vf.name] = touched[(source, tuple(key))].refresh(con, vf, definition, table)
             con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
@@ -457,6 +464,7 @@ class Touched:
     keys: str  # temp table: the touched key values; `<keys>_fact_hash`: hash(fact_key) of each
     fact_key: list[str]  # the key's columns the source takes unchanged from the facts
     count: int = 0
+    steps: bool = False  # `<keys>_step_version`, `<keys>_step_digest`: the touched steps' facts
 
     @classmethod
     def find(
@@ -483,20 +491,48 @@ class Touched:
     def _source_narrowed(self, con, name: str):
         return _narrowed(con, name, f"semi join {self.keys} k on {_on(self.key, 'f')}")
 
+    def find_steps(self, con, steps: FactSteps | None) -> None:
+        """The versions and runs of the touched steps, when the key holds the source's step
+        (``fact_steps`` in its header): the facts are then narrowed by step too, not only by the
+        point, whose other steps a new snapshot does not touch."""
+        if steps is None or not set(steps.columns) <= set(self.key):
+            return
+        con.execute(
+            f"create or replace temp table touched as select distinct {', '.join(steps.columns)} from {self.keys}"
+        )
+        con.execute(f"create or replace temp table {self.keys}_step as {steps.sql}")
+        con.execute(
+            f"create or replace temp table {self.keys}_step_version as "
+            f"select distinct liger_version from {self.keys}_step where liger_version is not null"
+        )
+        con.execute(
+            f"create or replace temp table {self.keys}_step_digest as select distinct measurement_digest "
+            f"from fact_provenance semi join {self.keys}_step s using (snapshot)"
+        )
+        con.execute("drop table touched")
+        self.steps = True
+
     def _facts_narrowed(self, con, model: SqlModel):
-        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's,
-        for a model that reaches the facts through the source alone (its other inputs lookup tables)."""
+        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's
+        (and, with ``steps``, of a touched step's version or run), for a model that reaches the facts
+        through the source alone (its other inputs lookup tables)."""
         if not self.fact_key or set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES):
             return nullcontext()
         cols = ", ".join(f"f.{c}" for c in self.fact_key)
-        return _narrowed(con, "delta_fact_measurement", f"where hash({cols}) in (select h from {self.keys}_fact_hash)")
+        where = f"where hash({cols}) in (select h from {self.keys}_fact_hash)"
+        if self.steps:
+            where += (
+                f" and (f.liger_version in (select liger_version from {self.keys}_step_version)"
+                f" or f.measurement_digest in (select measurement_digest from {self.keys}_step_digest))"
+            )
+        return _narrowed(con, "delta_fact_measurement", where)
 
     def refresh(self, con, model: SqlModel, definition: str, table: str) -> str:
         """Delete the model's rows for the touched keys and insert them again, computed over the
         source's rows for the touched keys only (when the model reads that source)."""
         if self.count == 0:
             return "untouched"
-        quoted = f'"{table}"'
+        quoted, narrowed_facts = f'"{table}"', False
         con.execute(f"delete from {quoted} where exists (select 1 from {self.keys} k where {_on(self.key, quoted)})")
         insert = (
             f'insert into "{table}" by name select d.* from "{definition}" d '
@@ -506,12 +542,14 @@ class Touched:
             with self._source_narrowed(con, "delta_fact_measurement"):
                 con.execute(insert)
         elif self.source in model.header.depends_on:
-            with self._facts_narrowed(con, model), self._source_narrowed(con, self.source):
+            facts = self._facts_narrowed(con, model)
+            narrowed_facts = not isinstance(facts, nullcontext)
+            with facts, self._source_narrowed(con, self.source):
                 con.execute(insert)
         else:
             con.execute(insert)
-        return f"{self.count} key(s)"
+        return f"{self.count} key(s)" + (" (facts by step)" if self.steps and narrowed_facts else "")
 
     def drop(self, con) -> None:
-        for table in (self.keys, f"{self.keys}_fact_hash"):
+        for table in (self.keys, *(f"{self.keys}_{t}" for t in ("fact_hash", "step", "step_version", "step_digest"))):
             con.execute(f"drop table if exists {table}")

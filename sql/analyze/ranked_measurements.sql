@@ -1,6 +1,15 @@
 /* MODEL
 name: ranked_measurements
 fact_columns: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config]
+fact_steps:
+  columns: [axis, step_rank]
+  sql: >-
+    select o.liger_version, null::varchar as snapshot
+    from touched t join liger_version_order o on t.axis = 'version' and o.version_rank = t.step_rank
+    union all
+    select null, s.snapshot
+    from touched t join benchmark_commit c on t.axis = 'commit' and c.commit_order = t.step_rank
+    join benchmark_snapshot s on s.commit = c.commit
 depends_on: [liger_version_order, measurements, provider_renames]
 */
 -- ranked_measurements: every measurement that takes part in comparisons, once per axis it has a

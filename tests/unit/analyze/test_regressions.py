@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from pipeline.analyze.change_points import build_change_points
+from pipeline.analyze.compare import run_models
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import version_order_table
 from tests.fixtures import regression as rs
@@ -291,6 +292,31 @@ def test_change_point_finds_the_version_that_shifted():
     assert shift == pytest.approx(1.29, abs=0.03)
     verdict = con.execute("select verdict from sweep_regressions where to_version = '0.5.10'").fetchone()[0]
     assert verdict == "regression"
+    con.close()
+
+
+def test_change_points_segment_again_only_the_sweeps_whose_inputs_changed():
+    """An incremental call keeps a sweep whose pairs are unchanged and redoes one whose pairs
+    moved, ending where a full call over the same verdicts ends."""
+    con = _synthetic_sweep_db({"0.5.8": 1.0, "0.5.9": 1.01, "0.5.10": 1.30, "0.6.0": 1.31, "0.6.1": 1.29})
+    rs.build_regression_layer(con)
+    query = "select * from change_points order by all"
+    before = con.execute(query).fetchall()
+    assert len(before) == 1
+    assert build_change_points(con, full=False) == 0  # nothing to segment again
+    assert con.execute("select count(*) from changed_sweep").fetchone()[0] == 0
+    assert con.execute(query).fetchall() == before
+    # the shift moves from 0.5.10 to 0.6.0
+    con.execute(
+        "update fact_measurement set p50 = p50 / 1.30 where liger_version = '0.5.10' and kernel_provider = 'liger'"
+    )
+    run_models(con, rs.regression_view_files())
+    assert build_change_points(con, full=False) == 1
+    assert con.execute("select count(*) from changed_sweep").fetchone()[0] == 1
+    incremental = con.execute(query).fetchall()
+    assert [r[9] for r in incremental] == ["0.6.0"]
+    build_change_points(con)
+    assert con.execute(query).fetchall() == incremental
     con.close()
 
 

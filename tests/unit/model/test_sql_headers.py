@@ -147,3 +147,39 @@ def test_fact_columns_are_the_facts_own_columns_unchanged(shipped_warehouse):
                 relation = _passes_through(model, column, schema)
                 assert relation is not None, f"{m.name}.{column} is not {model.name}'s input column unchanged"
             assert relation == "delta_fact_measurement", (m.name, column, relation)
+
+
+def test_fact_steps_give_every_fact_of_a_step(shipped_warehouse):
+    """`fact_steps` lets the refresh narrow the facts to the touched steps' versions and runs: for
+    each step of the view on the shipped data, every fact behind its rows there must be of one of
+    the versions or runs the query gives, and some step must leave facts out (it narrows)."""
+    import duckdb
+
+    declared = [m for m in (*serve_models(), *analyze_models()) if m.header.fact_steps]
+    assert {m.name for m in declared} == {"ranked_measurements", "measurement_steps"}
+    with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
+        con.execute("use internal")
+        facts = con.execute("select count(*) from delta_fact_measurement").fetchone()[0]
+        for m in declared:
+            columns = m.header.fact_steps.columns
+            cols, at_step = ", ".join(columns), " and ".join(f"{c} = ?" for c in columns)
+            steps = con.execute(f"select distinct {cols} from {m.name}").fetchall()
+            assert len(steps) > 10, m.name
+            narrowest = facts
+            for step in steps:
+                con.execute(
+                    f"create or replace temp table touched as select distinct {cols} from {m.name} where {at_step}",
+                    list(step),
+                )
+                con.execute(f"create or replace temp table steps as {m.header.fact_steps.sql}")
+                kept = """(liger_version in (select liger_version from steps)
+                    or measurement_digest in (select measurement_digest from fact_provenance
+                                              semi join steps using (snapshot)))"""
+                missed = con.execute(
+                    f"select count(*) from {m.name} where {at_step} and not {kept}", list(step)
+                ).fetchone()[0]
+                assert missed == 0, (m.name, step, missed)
+                narrowest = min(
+                    narrowest, con.execute(f"select count(*) from delta_fact_measurement where {kept}").fetchone()[0]
+                )
+            assert narrowest < facts / 4, (m.name, narrowest, facts)

@@ -110,6 +110,9 @@ ALLOWED_INTERPOLATIONS = {
         "self.keys",
         "_on(self.key, 'd')",
         "_on(self.key, quoted)",
+        # a source's `fact_steps` (its columns and query) from its MODEL header
+        "', '.join(steps.columns)",
+        "steps.sql",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {
@@ -179,6 +182,8 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/cli/export.py": {"d"},  # a dimension name of the module's own tuple
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
+    # the sweep key and pair columns (the module's own tuples), its inputs table's name, queries of them
+    "pipeline/analyze/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
