@@ -427,21 +427,16 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
 
 
 @contextmanager
-def _swapped(con: duckdb.DuckDBPyConnection, name: str, select: str) -> Iterator[None]:
-    """View ``name`` defined as ``select`` for the block (it reads the view itself as
-    ``"<name>__all"``), then itself again. Runs on the build's private copy of the file."""
+def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str) -> Iterator[None]:
+    """View ``name`` narrowed for the block (``select f.* from <its own rows> f <tail>``), then
+    itself again. Runs on the build's private copy of the file."""
     con.execute(f'alter view "{name}" rename to "{name}__all"')
     try:
-        con.execute(f'create view "{name}" as {select}')
+        con.execute(f'create view "{name}" as select f.* from "{name}__all" f {tail}')
         yield
     finally:
         con.execute(f'drop view if exists "{name}"')
         con.execute(f'alter view "{name}__all" rename to "{name}"')
-
-
-def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str):
-    """View ``name`` narrowed for the block: ``select f.* from <its own rows> f <tail>``."""
-    return _swapped(con, name, f'select f.* from "{name}__all" f {tail}')
 
 
 def _on(key: list[str], left: str, right: str = "k") -> str:
@@ -459,12 +454,10 @@ class Touched:
     bottom (`delta_fact_measurement`), for a finer source on that view. Under a finer
     source the facts are narrowed as well, by the hash of the key columns the source takes
     unchanged from them (`fact_columns` in its header): a superset of the facts behind the touched
-    rows (a collision only adds rows the key's semi join drops), and, when the key holds the
-    source's step (`fact_steps`), by the versions and gh-pages runs of the touched steps. The
-    source's rows for the touched keys are computed once over those facts and kept as a temp
-    table that every model on this key reads. A filter on top of the fact view, or a correlated
-    EXISTS, is not pushed down; a semi join on the digests behind the touched rows made DuckDB
-    plan reference_measurements past its memory limit at 10 M facts."""
+    rows (a collision only adds rows the key's semi join drops). Narrowing the facts there to
+    exactly those behind the touched rows (a semi join on their digests, or on a hash of them)
+    made DuckDB plan reference_measurements past its memory limit at 10 M facts; a filter on top
+    of the fact view, or a correlated EXISTS, is not pushed down."""
 
     source: str
     key: list[str]
@@ -472,7 +465,6 @@ class Touched:
     fact_key: list[str]  # the key's columns the source takes unchanged from the facts
     count: int = 0
     steps: bool = False  # `<keys>_step_version`, `<keys>_step_digest`: the touched steps' facts
-    rows_kept: bool = False  # `<keys>_rows`: the source's rows for the touched keys
 
     @classmethod
     def find(
@@ -520,10 +512,11 @@ class Touched:
         con.execute("drop table touched")
         self.steps = True
 
-    def _facts_narrowed(self, con):
+    def _facts_narrowed(self, con, model: SqlModel):
         """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's
-        (and, with ``steps``, of a touched step's version or run)."""
-        if not self.fact_key:
+        (and, with ``steps``, of a touched step's version or run), for a model that reaches the facts
+        through the source alone (its other inputs lookup tables)."""
+        if not self.fact_key or set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES):
             return nullcontext()
         cols = ", ".join(f"f.{c}" for c in self.fact_key)
         where = f"where hash({cols}) in (select h from {self.keys}_fact_hash)"
@@ -534,23 +527,12 @@ class Touched:
             )
         return _narrowed(con, "delta_fact_measurement", where)
 
-    def _source_rows(self, con) -> str:
-        """The source's rows for the touched keys, computed once over the narrowed facts and kept
-        for every model keyed like this one (series_steps and reference_measurements share them):
-        the chain beneath the source (the provenance join, the windows) then runs once."""
-        rows = f"{self.keys}_rows"
-        if not self.rows_kept:
-            with self._facts_narrowed(con), self._source_narrowed(con, self.source):
-                con.execute(f'create or replace temp table {rows} as select * from "{self.source}"')
-            self.rows_kept = True
-        return rows
-
     def refresh(self, con, model: SqlModel, definition: str, table: str) -> str:
         """Delete the model's rows for the touched keys and insert them again, computed over the
         source's rows for the touched keys only (when the model reads that source)."""
         if self.count == 0:
             return "untouched"
-        quoted = f'"{table}"'
+        quoted, narrowed_facts = f'"{table}"', False
         con.execute(f"delete from {quoted} where exists (select 1 from {self.keys} k where {_on(self.key, quoted)})")
         insert = (
             f'insert into "{table}" by name select d.* from "{definition}" d '
@@ -560,15 +542,14 @@ class Touched:
             with self._source_narrowed(con, "delta_fact_measurement"):
                 con.execute(insert)
         elif self.source in model.header.depends_on:
-            with _swapped(con, self.source, f"select * from {self._source_rows(con)}"):
+            facts = self._facts_narrowed(con, model)
+            narrowed_facts = not isinstance(facts, nullcontext)
+            with facts, self._source_narrowed(con, self.source):
                 con.execute(insert)
         else:
             con.execute(insert)
-        return f"{self.count} key(s)" + (" (facts by step)" if self.steps else "")
+        return f"{self.count} key(s)" + (" (facts by step)" if self.steps and narrowed_facts else "")
 
     def drop(self, con) -> None:
-        for table in (
-            self.keys,
-            *(f"{self.keys}_{t}" for t in ("fact_hash", "step", "step_version", "step_digest", "rows")),
-        ):
+        for table in (self.keys, *(f"{self.keys}_{t}" for t in ("fact_hash", "step", "step_version", "step_digest"))):
             con.execute(f"drop table if exists {table}")

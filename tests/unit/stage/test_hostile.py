@@ -113,9 +113,6 @@ ALLOWED_INTERPOLATIONS = {
         # a source's `fact_steps` (its columns and query) from its MODEL header
         "', '.join(steps.columns)",
         "steps.sql",
-        # the source's kept rows: a temp table named after the keys' table, and the source view
-        "rows",
-        "self.source",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {
