@@ -12,31 +12,14 @@ liger.duckdb and no report. `LIGER_REHASH=1` always runs the whole job.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import sys
-import threading
 from pathlib import Path
 
 from pipeline.config import PROJECT_ROOT, SQL_DIR, Settings, SettingsError, load
 
 JOB = "liger_warehouse_job"
 STAMP = "last_run.json"
-# Imported late by the job (change points, report plots, DuckDB's Arrow registration), about a
-# second each: a side thread imports them while the first steps run in DuckDB and delta-rs, which
-# release the GIL, so the imports overlap that work instead of following it.
-PREFETCH = ("pandas", "ruptures.detection", "matplotlib.figure", "matplotlib.backends.backend_agg")
-
-
-def _prefetch() -> None:
-    def run() -> None:
-        for name in PREFETCH:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - the step that needs the module reports it
-                return
-
-    threading.Thread(target=run, name="prefetch-imports", daemon=True).start()
 
 
 def _code_version() -> str:
@@ -109,7 +92,6 @@ def main() -> int:
         else:
             from pipeline.definitions import defs
 
-            _prefetch()
             job = defs().resolve_job_def(JOB)
             result = job.execute_in_process(instance=instance, raise_on_error=False)
             if result.success:

@@ -3,6 +3,7 @@ table, then the run's row in warehouse_run makes them visible)."""
 
 import dagster as dg
 
+from pipeline.common import prefetch
 from pipeline.contracts.tables import BY_NAME, PUBLIC_TABLES
 from pipeline.defs.resources import WarehouseResource
 from pipeline.store.merge import Merger
@@ -33,6 +34,7 @@ def column_schema(table: str) -> dg.TableSchema:
     ins={"staged_sources": dg.AssetIn()},
 )
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
+    prefetch.start()
     wh = warehouse.open()
     result = Merger(wh, warehouse.staging()).run(
         staged_sources["sources"],
