@@ -1,26 +1,30 @@
-"""Modules the later steps of a run import (change points, report plots, DuckDB's Arrow
-registration), about a second each, loaded by a side thread while the merge runs in delta-rs and
-DuckDB, which release the GIL: the imports then overlap that work instead of following it.
-Started any earlier, they would contend for the GIL with the run's own Python start-up (Dagster
-writing its planned events took 2 s instead of 0.4 s beside them)."""
+"""Modules the later steps of a run import, about a second each, loaded by a side thread while
+the merge and the DuckDB build run in delta-rs and DuckDB, which release the GIL: the imports
+then overlap that work instead of following it. Started before the run, they contended for the
+GIL with Dagster writing the run's planned events (2 s instead of 0.4 s beside them)."""
 
 from __future__ import annotations
 
 import importlib
 import threading
 
-MODULES = ("pandas", "ruptures.detection", "matplotlib.figure", "matplotlib.backends.backend_agg")
-_started = threading.Event()
+# change points (ruptures, scipy) and DuckDB's Arrow registration (pandas): every DuckDB build
+ANALYSIS = ("pandas", "ruptures.detection")
+# the report's plots: drawn again only where their values changed, so a small run often draws none
+PLOTS = ("matplotlib.figure", "matplotlib.backends.backend_agg")
+_started: set[tuple[str, ...]] = set()
+_lock = threading.Lock()
 
 
-def start() -> None:
-    """Start the imports once per process; a second call does nothing."""
-    if _started.is_set():
-        return
-    _started.set()
+def start(modules: tuple[str, ...]) -> None:
+    """Import ``modules`` in a side thread, once per process."""
+    with _lock:
+        if modules in _started:
+            return
+        _started.add(modules)
 
     def run() -> None:
-        for name in MODULES:
+        for name in modules:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - the step that needs the module reports it

@@ -34,7 +34,7 @@ def column_schema(table: str) -> dg.TableSchema:
     ins={"staged_sources": dg.AssetIn()},
 )
 def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseResource, staged_sources: dict):
-    prefetch.start()
+    prefetch.start(prefetch.ANALYSIS)
     wh = warehouse.open()
     result = Merger(wh, warehouse.staging()).run(
         staged_sources["sources"],
@@ -42,6 +42,8 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         run_id=context.run.run_id,
         reference=staged_sources.get("reference"),
     )
+    if result.mode == "full":  # every plot is drawn again
+        prefetch.start(prefetch.PLOTS)
     pub = result.published
     context.log.info(
         f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
