@@ -33,9 +33,11 @@ HEADER_CLOSE = "*/"
 
 
 class FactSteps(BaseModel):
-    """``sql`` reads the temp table ``touched`` (distinct values of ``columns``) and gives
-    ``liger_version`` and ``snapshot``: every fact behind a row with those values has one of the
-    versions, or was seen in one of the snapshots (a gh-pages run). A superset is fine."""
+    """``sql`` reads the temp table ``touched`` (the touched key values, ``columns`` among them)
+    and gives each of its rows (``t.*``) with a ``liger_version`` or a ``snapshot``: every fact
+    behind a row of the view with those key values has that row's key columns taken from the facts
+    (`fact_columns`) and one of its versions, or was seen in one of its snapshots (a gh-pages run).
+    A superset is fine."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

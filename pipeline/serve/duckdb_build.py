@@ -464,7 +464,7 @@ class Touched:
     keys: str  # temp table: the touched key values; `<keys>_fact_hash`: hash(fact_key) of each
     fact_key: list[str]  # the key's columns the source takes unchanged from the facts
     count: int = 0
-    steps: bool = False  # `<keys>_step_version`, `<keys>_step_digest`: the touched steps' facts
+    steps: bool = False  # `<keys>_step_hash`, `<keys>_step_digest`: the touched steps' facts
 
     @classmethod
     def find(
@@ -492,18 +492,17 @@ class Touched:
         return _narrowed(con, name, f"semi join {self.keys} k on {_on(self.key, 'f')}")
 
     def find_steps(self, con, steps: FactSteps | None) -> None:
-        """The versions and runs of the touched steps, when the key holds the source's step
-        (``fact_steps`` in its header): the facts are then narrowed by step too, not only by the
-        point, whose other steps a new snapshot does not touch."""
+        """The versions and runs of the touched keys, when the key holds the source's step
+        (``fact_steps`` in its header): the facts are then narrowed to the touched points at their
+        touched versions (a hash of both) or runs, not to every step of a touched point."""
         if steps is None or not set(steps.columns) <= set(self.key):
             return
-        con.execute(
-            f"create or replace temp table touched as select distinct {', '.join(steps.columns)} from {self.keys}"
-        )
+        con.execute(f"create or replace temp table touched as select * from {self.keys}")
         con.execute(f"create or replace temp table {self.keys}_step as {steps.sql}")
         con.execute(
-            f"create or replace temp table {self.keys}_step_version as "
-            f"select distinct liger_version from {self.keys}_step where liger_version is not null"
+            f"create or replace temp table {self.keys}_step_hash as "
+            f"select distinct hash({', '.join(self.fact_key)}, liger_version) as h "
+            f"from {self.keys}_step where liger_version is not null"
         )
         con.execute(
             f"create or replace temp table {self.keys}_step_digest as select distinct measurement_digest "
@@ -522,7 +521,7 @@ class Touched:
         where = f"where hash({cols}) in (select h from {self.keys}_fact_hash)"
         if self.steps:
             where += (
-                f" and (f.liger_version in (select liger_version from {self.keys}_step_version)"
+                f" and (hash({cols}, f.liger_version) in (select h from {self.keys}_step_hash)"
                 f" or f.measurement_digest in (select measurement_digest from {self.keys}_step_digest))"
             )
         return _narrowed(con, "delta_fact_measurement", where)
@@ -551,5 +550,5 @@ class Touched:
         return f"{self.count} key(s)" + (" (facts by step)" if self.steps and narrowed_facts else "")
 
     def drop(self, con) -> None:
-        for table in (self.keys, *(f"{self.keys}_{t}" for t in ("fact_hash", "step", "step_version", "step_digest"))):
+        for table in (self.keys, *(f"{self.keys}_{t}" for t in ("fact_hash", "step", "step_hash", "step_digest"))):
             con.execute(f"drop table if exists {table}")

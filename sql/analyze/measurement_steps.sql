@@ -4,10 +4,10 @@ fact_columns: [kernel_name, kernel_provider, kernel_operation_mode, metric_name,
 fact_steps:
   columns: [axis_key]
   sql: >-
-    select o.liger_version, null::varchar as snapshot
+    select t.*, o.liger_version, null::varchar as snapshot
     from touched t join liger_version_order o on t.axis_key = 'v:' || o.version_rank
     union all
-    select null, s.snapshot from touched t join benchmark_snapshot s on t.axis_key = 'c:' || s.commit
+    select t.*, null, s.snapshot from touched t join benchmark_snapshot s on t.axis_key = 'c:' || s.commit
 depends_on: [measurements]
 */
 -- measurement_steps: every measurement with a positive p50 and an orderable Liger version, placed

@@ -4,10 +4,10 @@ fact_columns: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name
 fact_steps:
   columns: [axis, step_rank]
   sql: >-
-    select o.liger_version, null::varchar as snapshot
+    select t.*, o.liger_version, null::varchar as snapshot
     from touched t join liger_version_order o on t.axis = 'version' and o.version_rank = t.step_rank
     union all
-    select null, s.snapshot
+    select t.*, null, s.snapshot
     from touched t join benchmark_commit c on t.axis = 'commit' and c.commit_order = t.step_rank
     join benchmark_snapshot s on s.commit = c.commit
 depends_on: [liger_version_order, measurements, provider_renames]

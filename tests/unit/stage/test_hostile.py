@@ -111,7 +111,7 @@ ALLOWED_INTERPOLATIONS = {
         "_on(self.key, 'd')",
         "_on(self.key, quoted)",
         # a source's `fact_steps` (its columns and query) from its MODEL header
-        "', '.join(steps.columns)",
+        "', '.join(self.fact_key)",
         "steps.sql",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
