@@ -1,8 +1,7 @@
 /* MODEL
 name: liger_versions
 materialized: table
-incremental_key: [liger_version]
-depends_on: [liger_version_order, measurements]
+depends_on: [liger_version_order, version_kernel_gpus]
 */
 -- liger_versions: every measured Liger version in PEP 440 order.
 --
@@ -10,20 +9,19 @@ depends_on: [liger_version_order, measurements]
 -- Python because DuckDB cannot parse PEP 440). Text order is wrong (0.5.10 <
 -- 0.5.8 as text); the rank is right. Versions that are not valid PEP 440 have
 -- rank NULL and are listed here with is_orderable = false; no comparison view
--- uses them. is_newest compares with liger_version_order (the versions the facts name), not with
--- the other rows, so a version's row reads only its own facts (the incremental key).
+-- uses them. is_newest compares with liger_version_order (the versions the facts name). Summed from
+-- version_kernel_gpus (kept per version, kernel and GPU), so a run recounts only what it touched.
 with per_version as (
     select
         liger_version,
         version_rank,
-        count(*) as measurements,
+        cast(sum(measurements) as bigint) as measurements,
         count(distinct kernel_name) as kernels,
         count(distinct gpu_name) as gpus,
         list_sort(list(distinct gpu_name)) as gpu_names,
-        min(observed_at) as first_observed_at,
-        max(observed_at) as last_observed_at
-    from measurements
-    where liger_version is not null
+        min(first_observed_at) as first_observed_at,
+        max(last_observed_at) as last_observed_at
+    from version_kernel_gpus
     group by liger_version, version_rank
 )
 

@@ -1,0 +1,20 @@
+/* MODEL
+name: version_kernel_gpus
+materialized: table
+incremental_key: [liger_version, kernel_name, gpu_name]
+depends_on: [measurements]
+*/
+-- version_kernel_gpus: the measurements of each Liger version per kernel and GPU (how many, first
+-- and last observed). Kept per key, so a new snapshot recounts only the kernels and GPUs it
+-- measured at its versions, not every fact of those versions; liger_versions adds them up.
+select
+    liger_version,
+    version_rank,
+    kernel_name,
+    gpu_name,
+    count(*) as measurements,
+    min(observed_at) as first_observed_at,
+    max(observed_at) as last_observed_at
+from measurements
+where liger_version is not null
+group by liger_version, version_rank, kernel_name, gpu_name
