@@ -173,6 +173,13 @@ class Merger:
             return RunResult("unchanged", "no new source content", pub, {"models_hash": mhash, "sources_in_batch": 0})
 
         self._models(con, batch, problems, incremental=True)
+        # The batch's facts the warehouse holds already, found once by the one column it needs: the
+        # checks and the append below would each scan every published digest (and, for the value
+        # check, every value column) again.
+        con.execute(
+            "create or replace temp table batch_known_digest as select distinct measurement_digest "
+            "from batch_fact semi join published_fact_measurement using (measurement_digest)"
+        )
         escalate = self._must_go_full(con)
         if escalate:
             return self._full(con, sources, problems, run_id, seq, escalate, mhash)
@@ -211,10 +218,12 @@ class Merger:
 
     def _must_go_full(self, con) -> str:
         """Cases the append-only merge cannot express; they are rare and a full build is exact."""
-        changed = self._count(
+        known = """(select * from published_fact_measurement
+                     where measurement_digest in (select measurement_digest from batch_known_digest))"""
+        changed = duck.scalar(con, "select count(*) from batch_known_digest") and self._count(
             con,
-            """
-            select 1 from batch_fact b join published_fact_measurement p using (measurement_digest)
+            f"""
+            select 1 from batch_fact b join {known} p using (measurement_digest)
             where (b.p20, b.p50, b.p80, b.metric_unit, b.x_label, b.origin, b.environment_digest, b.protocol_digest,
                    b.workload_digest, b.implementation_digest, b.identity, b.external_id, b.run_digest)
                is distinct from (p.p20, p.p50, p.p80, p.metric_unit, p.x_label, p.origin, p.environment_digest,
@@ -246,7 +255,7 @@ class Merger:
             con,
             f"""
             with f as (select * from batch_fact where origin = 'csv'
-                       and measurement_digest not in (select measurement_digest from published_fact_measurement))
+                       and measurement_digest not in (select measurement_digest from batch_known_digest))
             select 1 from f join published_kernelindex_record r on f.metric_unit = 'ms' and {fold_key}
             union all
             select 1 from f join published_kernelindex_record r on f.run_digest = r.run_digest
@@ -291,7 +300,7 @@ class Merger:
         records each table's count in ``stats`` and new version in ``versions``. Whether any was written."""
         appends = {
             "fact_measurement": f"""select * from ({BATCH_ROWS["fact_measurement"]})
-                where measurement_digest not in (select measurement_digest from published_fact_measurement)""",
+                where measurement_digest not in (select measurement_digest from batch_known_digest)""",
             "fact_sighting": BATCH_ROWS["fact_sighting"],
             "kernelindex_record": f"""select * from ({BATCH_ROWS["kernelindex_record"]}) b
                 anti join published_kernelindex_record p using ({", ".join(RECORD_KEY)})""",

@@ -161,8 +161,8 @@ ALLOWED_INTERPOLATIONS = {
     },
     # `make sql` runs what the user types, on a read-only connection: that is its purpose.
     "pipeline/cli/sql_shell.py": {"sql"},
-    # `table`: the merge's own table names (the appends' keys, from the table registry)
-    "pipeline/store/merge.py": {"fold_key", "t", "sql", "BATCH_ROWS['source']", "table"},
+    # `table`: the merge's own table names (the appends' keys, from the table registry); `known`: a fixed subquery
+    "pipeline/store/merge.py": {"fold_key", "known", "t", "sql", "BATCH_ROWS['source']", "table"},
     # the build's fact-file view name, a constant
     "pipeline/cli/summary.py": {"FACT_FILES"},
     "pipeline/defs/serve.py": {"FACT_FILES"},

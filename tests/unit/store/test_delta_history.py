@@ -3,6 +3,7 @@ states stay readable (run number or timestamp), compaction and vacuum keep the r
 
 from __future__ import annotations
 
+import shutil
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -209,3 +210,26 @@ def test_a_fact_a_new_run_carries_again_leaves_no_step_behind(tmp_path):
         q = "select * from change_points order by all"
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
     assert before == [("bbbbbbb",), ("ccccccc",)] and after == [("aaaaaaa",), ("ccccccc",)]
+
+
+def test_a_known_fact_is_not_appended_again_and_one_carried_with_other_values_rebuilds(tmp_path):
+    """A later snapshot repeating a stored fact adds its sighting, not the fact; one that carries a
+    stored fact (same digest) with another value outside the digest (x_label) runs the whole build,
+    where the newest source decides."""
+    raw, wh = tmp_path / "raw", Warehouse(tmp_path / "wh")
+    first = sorted(rs.CSV_DIR.glob("*.csv"))[0]
+    (raw / "liger_csv").mkdir(parents=True)
+    shutil.copy(first, raw / "liger_csv" / first.name)
+    assert ingest(wh, raw).mode == "full"
+    stored = len(facts(wh))
+    text = first.read_text()
+    (raw / "liger_csv" / "2030-01-01_aaaaaaaaaa_all_benchmark_data.csv").write_text(text)
+    again = ingest(wh, raw)
+    assert again.mode == "incremental" and again.stats["facts_inserted"] == 0, again.stats
+    assert again.stats["fact_sighting_appended"] == stored and len(facts(wh)) == stored
+    relabelled = text.replace(",vocab size,", ",vocabulary size,")
+    assert relabelled != text
+    (raw / "liger_csv" / "2030-02-01_bbbbbbbbbb_all_benchmark_data.csv").write_text(relabelled)
+    rebuilt = ingest(wh, raw)
+    assert rebuilt.mode == "full" and "carried with other values" in rebuilt.reason, rebuilt.reason
+    assert len(facts(wh)) == stored
