@@ -34,6 +34,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.common.duck import has_tables
+
 __all__ = [
     "build_change_points",
     "segment_levels",
@@ -235,21 +237,11 @@ from ({SOURCE_SQL}) group by all
 _SAME_SWEEP = " and ".join(f"c.{c} is not distinct from s.{c}" for c in SWEEP_KEY_COLUMNS)
 
 
-def _has_table(con, name: str) -> bool:
-    return bool(
-        con.execute(
-            "select count(*) from duckdb_tables() where table_name = $t "
-            "and schema_name = current_schema() and database_name = current_database()",
-            {"t": name},
-        ).fetchone()[0]
-    )
-
-
 def _changed_sweeps(con, full: bool) -> str:
     """Empties ``change_points`` of the sweeps whose inputs changed (all of them when ``full``),
     leaves their keys in the temp table ``changed_sweep`` and returns the query of their source rows."""
     con.execute(f"create or replace temp table sweep_inputs as {_INPUTS_SQL}")
-    if full or not (_has_table(con, INPUTS_TABLE) and _has_table(con, "change_points")):
+    if full or not has_tables(con, INPUTS_TABLE, "change_points"):
         con.execute(CHANGE_POINTS_DDL)
         con.execute(f"create or replace temp table changed_sweep as select {_KEY} from sweep_inputs")
         source = _SOURCE_SQL

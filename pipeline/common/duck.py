@@ -66,6 +66,17 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None)
     return rows[0][0] if rows else None
 
 
+def has_tables(con: duckdb.DuckDBPyConnection, *names: str) -> bool:
+    """Whether every one of ``names`` is a table of the connection's current schema and database."""
+    found = scalar(
+        con,
+        "select count(distinct table_name) from duckdb_tables() where list_contains($names, table_name) "
+        "and schema_name = current_schema() and database_name = current_database()",
+        {"names": list(names)},
+    )
+    return found == len(set(names))
+
+
 @contextmanager
 def open_readonly(db_path: str | Path, remote_root: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The published ``liger.duckdb``, read-only (its tables may be on S3), for the pipeline's own

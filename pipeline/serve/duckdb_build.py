@@ -337,16 +337,7 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     upstream HEAD snapshot, when a new commit lands), are recomputed. Leaves the temp table
     `reattributed_digest`: earlier facts a new sighting gave another gh-pages run (`snapshot`)."""
     table = "fact_provenance__materialized"
-    exists = (
-        duck.scalar(
-            con,
-            "select count(*) from duckdb_tables() where table_name in ($t, 'provenance_source_flags') "
-            "and schema_name = current_schema() and database_name = current_database()",
-            {"t": table},
-        )
-        == 2
-    )
-    if full or not exists:
+    if full or not duck.has_tables(con, table, "provenance_source_flags"):
         con.execute(f"create or replace table {table} as select * from fact_provenance")
         con.execute("create or replace temp table reattributed_digest (measurement_digest varchar)")
         mode = "full"
@@ -398,12 +389,7 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
             definition = f"{vf.name}__definition"
             create_view(con, definition, vf)
             table = f"{vf.name}__materialized"
-            exists = duck.scalar(
-                con,
-                "select count(*) from duckdb_tables() where table_name = $t "
-                "and schema_name = current_schema() and database_name = current_database()",
-                {"t": table},
-            )
+            exists = duck.has_tables(con, table)
             key, source = list(vf.header.incremental_key), vf.header.incremental_key_from
             finer = source != "fact_measurement"
             if full or not exists or not key or (finer and moved):
