@@ -27,12 +27,37 @@ with runs as (
     from ranked_measurements
 ),
 
-reference_providers as (
-    select distinct
+-- A reference provider's runs at one time are one run: the smallest digest (the tie rule's last
+-- step). With no two reference runs of a time left, one order (time, then the reference before a
+-- liger run of its own time) serves both windows, so the timeline is sorted once, not twice.
+reference_runs as (
+    select
         kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
-        axis, step_rank, kernel_provider as reference_provider
+        axis, step_rank, kernel_provider as reference_provider, observed_s,
+        min(measurement_digest) as reference_digest,
+        arg_min(cast(p50 as double), measurement_digest) as reference_p50
     from runs
     where not is_liger
+    group by
+        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+        axis, step_rank, kernel_provider, observed_s
+),
+
+-- Each timeline (point, step, reference provider) gets a number: the window sorts by it, not by ten
+-- columns of text. Numbered in key order, so both uses of this CTE number alike.
+reference_providers as (
+    select
+        keys.*,
+        row_number() over (
+            order by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value,
+                extra_config, axis, step_rank, reference_provider
+        ) as timeline_id
+    from (
+        select distinct
+            kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+            axis, step_rank, reference_provider
+        from reference_runs
+    ) as keys
 ),
 
 -- side 1: a liger run (once per reference provider of its point and step); side 0: a reference run
@@ -40,8 +65,8 @@ timeline as (
     select
         runs.kernel_name, runs.kernel_operation_mode, runs.metric_name, runs.gpu_name, runs.x_name,
         runs.x_value, runs.extra_config, runs.axis, runs.step_rank, providers.reference_provider,
-        runs.kernel_provider, runs.liger_version, runs.measurement_digest as liger_digest,
-        runs.observed_s, 1 as side,
+        providers.timeline_id, runs.kernel_provider, runs.liger_version,
+        runs.measurement_digest as liger_digest, runs.observed_s, 1 as side,
         cast(null as varchar) as reference_digest,
         cast(null as double) as reference_s,
         cast(null as double) as reference_p50
@@ -59,22 +84,32 @@ timeline as (
     where runs.is_liger
     union all
     select
-        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
-        axis, step_rank, kernel_provider as reference_provider,
+        refs.kernel_name, refs.kernel_operation_mode, refs.metric_name, refs.gpu_name, refs.x_name,
+        refs.x_value, refs.extra_config, refs.axis, refs.step_rank, refs.reference_provider,
+        providers.timeline_id,
         cast(null as varchar) as kernel_provider, cast(null as varchar) as liger_version,
         cast(null as varchar) as liger_digest,
-        observed_s, 0 as side,
-        measurement_digest as reference_digest,
-        observed_s as reference_s,
-        cast(p50 as double) as reference_p50
-    from runs
-    where not is_liger
+        refs.observed_s, 0 as side,
+        refs.reference_digest,
+        refs.observed_s as reference_s,
+        refs.reference_p50
+    from reference_runs as refs
+    inner join reference_providers as providers
+        on providers.kernel_name = refs.kernel_name
+        and providers.kernel_operation_mode = refs.kernel_operation_mode
+        and providers.metric_name = refs.metric_name
+        and providers.gpu_name = refs.gpu_name
+        and providers.x_name is not distinct from refs.x_name
+        and providers.x_value is not distinct from refs.x_value
+        and providers.extra_config is not distinct from refs.extra_config
+        and providers.axis = refs.axis
+        and providers.step_rank = refs.step_rank
+        and providers.reference_provider = refs.reference_provider
 ),
 
 -- Ties follow one rule: the nearer run, then the later one, then the smaller digest. A reference
--- run at the liger run's own time is in both frames (side orders it before / after the liger
--- run); among reference runs of one time, "before" sorts digests descending so that its last is
--- the smallest, "after" ascending so that its first is.
+-- run at the liger run's own time sorts before it: the run before takes it at a gap of zero, which
+-- the run after (strictly later) never beats, so it is chosen, as the rule wants.
 neighbours as (
     select
         timeline.*,
@@ -87,13 +122,13 @@ neighbours as (
     from timeline
     window
         before_run as (
-            partition by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank, reference_provider
-            order by observed_s, side, reference_digest desc
+            partition by timeline_id
+            order by observed_s, side
             rows between unbounded preceding and current row
         ),
         after_run as (
-            partition by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank, reference_provider
-            order by observed_s, side desc, reference_digest
+            partition by timeline_id
+            order by observed_s, side
             rows between current row and unbounded following
         )
 ),
