@@ -29,13 +29,19 @@ with runs as (
 
 -- A reference provider's runs at one time are one run: the smallest digest (the tie rule's last
 -- step). With no two reference runs of a time left, one order (time, then the reference before a
--- liger run of its own time) serves both windows, so the timeline is sorted once, not twice.
+-- liger run of its own time) serves both windows, so the timeline is sorted once, not twice. Each
+-- timeline (point, step, reference provider) gets a number, so the window sorts by it, not by ten
+-- columns of text.
 reference_runs as (
     select
         kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
         axis, step_rank, kernel_provider as reference_provider, observed_s,
         min(measurement_digest) as reference_digest,
-        arg_min(cast(p50 as double), measurement_digest) as reference_p50
+        arg_min(cast(p50 as double), measurement_digest) as reference_p50,
+        dense_rank() over (
+            order by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value,
+                extra_config, axis, step_rank, kernel_provider
+        ) as timeline_id
     from runs
     where not is_liger
     group by
@@ -43,21 +49,11 @@ reference_runs as (
         axis, step_rank, kernel_provider, observed_s
 ),
 
--- Each timeline (point, step, reference provider) gets a number: the window sorts by it, not by ten
--- columns of text. Numbered in key order, so both uses of this CTE number alike.
 reference_providers as (
-    select
-        keys.*,
-        row_number() over (
-            order by kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value,
-                extra_config, axis, step_rank, reference_provider
-        ) as timeline_id
-    from (
-        select distinct
-            kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
-            axis, step_rank, reference_provider
-        from reference_runs
-    ) as keys
+    select distinct
+        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+        axis, step_rank, reference_provider, timeline_id
+    from reference_runs
 ),
 
 -- side 1: a liger run (once per reference provider of its point and step); side 0: a reference run
@@ -84,27 +80,15 @@ timeline as (
     where runs.is_liger
     union all
     select
-        refs.kernel_name, refs.kernel_operation_mode, refs.metric_name, refs.gpu_name, refs.x_name,
-        refs.x_value, refs.extra_config, refs.axis, refs.step_rank, refs.reference_provider,
-        providers.timeline_id,
+        kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config,
+        axis, step_rank, reference_provider, timeline_id,
         cast(null as varchar) as kernel_provider, cast(null as varchar) as liger_version,
         cast(null as varchar) as liger_digest,
-        refs.observed_s, 0 as side,
-        refs.reference_digest,
-        refs.observed_s as reference_s,
-        refs.reference_p50
-    from reference_runs as refs
-    inner join reference_providers as providers
-        on providers.kernel_name = refs.kernel_name
-        and providers.kernel_operation_mode = refs.kernel_operation_mode
-        and providers.metric_name = refs.metric_name
-        and providers.gpu_name = refs.gpu_name
-        and providers.x_name is not distinct from refs.x_name
-        and providers.x_value is not distinct from refs.x_value
-        and providers.extra_config is not distinct from refs.extra_config
-        and providers.axis = refs.axis
-        and providers.step_rank = refs.step_rank
-        and providers.reference_provider = refs.reference_provider
+        observed_s, 0 as side,
+        reference_digest,
+        observed_s as reference_s,
+        reference_p50
+    from reference_runs
 ),
 
 -- Ties follow one rule: the nearer run, then the later one, then the smaller digest. A reference
