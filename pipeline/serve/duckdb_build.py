@@ -334,12 +334,14 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     """Keep fact_provenance as a table: every read of fact_measurement joins it, and aggregating
     every sighting per query would cost seconds at 10 M facts. Only measurements with a new sighting
     (run_seq > since_seq), or carried by a source whose in_upstream_head flipped (the previous
-    upstream HEAD snapshot, when a new commit lands), are recomputed. Leaves the temp table
-    `reattributed_digest`: earlier facts a new sighting gave another gh-pages run (`snapshot`)."""
+    upstream HEAD snapshot, when a new commit lands), are recomputed. Leaves the temp tables
+    `reattributed_digest` (earlier facts a new sighting gave another gh-pages run, `snapshot`) and
+    `touched_provenance` (the rows recomputed, for `_new_facts`)."""
     table = "fact_provenance__materialized"
     if full or not duck.has_tables(con, table, "provenance_source_flags"):
         con.execute(f"create or replace table {table} as select * from fact_provenance")
         con.execute("create or replace temp table reattributed_digest (measurement_digest varchar)")
+        con.execute(f"create or replace temp table touched_provenance as select * from {table} limit 0")
         mode = "full"
     else:
         con.execute("""create or replace temp table moved_source as
@@ -360,7 +362,6 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
             where o.snapshot is distinct from n.snapshot""")
         con.execute(f"delete from {table} where measurement_digest in (select measurement_digest from touched_digest)")
         con.execute(f"insert into {table} by name select * from touched_provenance")
-        con.execute("drop table touched_provenance")
         mode = f"{duck.scalar(con, 'select count(*) from touched_digest')} measurement(s)"
     con.execute(
         "create or replace table provenance_source_flags as "
@@ -409,20 +410,56 @@ def apply_views(con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: in
     finally:
         for t in touched.values():
             t.drop(con)
+        con.execute("drop table if exists new_fact_digest")
+        con.execute("drop table if exists new_fact_provenance")
     return {"applied": applied, "refreshed": refreshed, "seconds": seconds}
 
 
 @contextmanager
-def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str) -> Iterator[None]:
-    """View ``name`` narrowed for the block (``select f.* from <its own rows> f <tail>``), then
-    itself again. Runs on the build's private copy of the file."""
+def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str = "", rows: str = "") -> Iterator[None]:
+    """View ``name`` narrowed for the block (``select f.* from <its own rows> f <tail>``, or the
+    ``rows`` table's rows), then itself again. Runs on the build's private copy of the file."""
     con.execute(f'alter view "{name}" rename to "{name}__all"')
     try:
-        con.execute(f'create view "{name}" as select f.* from "{name}__all" f {tail}')
+        if rows:
+            con.execute(f'create view "{name}" as select * from "{rows}"')
+        else:
+            con.execute(f'create view "{name}" as select f.* from "{name}__all" f {tail}')
         yield
     finally:
         con.execute(f'drop view if exists "{name}"')
         con.execute(f'alter view "{name}__all" rename to "{name}"')
+
+
+MOVED_DIGESTS = "select * from reattributed_digest"
+NO_NEW_PROVENANCE = "(select * from new_fact_digest anti join new_fact_provenance using (measurement_digest))"
+
+
+@contextmanager
+def _new_facts(con: duckdb.DuckDBPyConnection, since_seq: int) -> Iterator[None]:
+    """The fact views narrowed to the new facts, and earlier ones a new sighting gave another
+    gh-pages run, with their provenance: the rows `touched_provenance` recomputed (a new fact comes
+    with its sighting), any other looked up. Each view over the facts joins the provenance, and
+    probing every fact's provenance for a few thousand new facts cost most of a second per key."""
+    # By run_seq alone when no fact moved: the fact files' statistics then skip the earlier files.
+    moved = duck.scalar(con, "select count(*) from reattributed_digest")
+    new = f"where f.run_seq > {int(since_seq)}" + (f" or f.measurement_digest in ({MOVED_DIGESTS})" if moved else "")
+    if not duck.scalar(con, "select count(*) from duckdb_tables() where temporary and table_name = 'new_fact_digest'"):
+        con.execute(
+            f"create or replace temp table new_fact_digest as "
+            f"select measurement_digest from delta_fact_measurement f {new}"
+        )
+        con.execute(
+            "create or replace temp table new_fact_provenance as "
+            "select * from touched_provenance semi join new_fact_digest using (measurement_digest)"
+        )
+        if duck.scalar(con, f"select count(*) from {NO_NEW_PROVENANCE}"):
+            con.execute(
+                "insert into new_fact_provenance "
+                f"select * from fact_provenance semi join {NO_NEW_PROVENANCE} using (measurement_digest)"
+            )
+    with _narrowed(con, "delta_fact_measurement", new), _narrowed(con, "fact_provenance", rows="new_fact_provenance"):
+        yield
 
 
 def _on(key: list[str], left: str, right: str = "k") -> str:
@@ -462,9 +499,7 @@ class Touched:
         if finer is not None:
             con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {finer.keys}")
         else:
-            # New facts, and earlier ones a new sighting gave another gh-pages run.
-            new = f"where f.run_seq > {int(since_seq)} or f.measurement_digest in (select * from reattributed_digest)"
-            with _narrowed(con, "delta_fact_measurement", new):
+            with _new_facts(con, since_seq):
                 con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {source}")
         t.count = duck.scalar(con, f"select count(*) from {t.keys}")
         con.execute(
