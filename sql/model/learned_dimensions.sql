@@ -12,14 +12,31 @@ select kernel_operation_mode, gpu_name, observed_at, protocol_digest, environmen
 union all
 select kernel_operation_mode, gpu_name, observed_at, protocol_digest, environment_digest from batch_record;
 
+-- The newest time per group first, then the smallest digest at it: two hash aggregates, where a
+-- row_number() window sorted every record (0.55 s against 0.07 s over a million records).
 create or replace temp table learned_dimension as
-select 'environment' as dimension, gpu_name, null::varchar as kernel_operation_mode, null::varchar as metric_unit,
-       environment_digest as digest
-from all_record
-qualify row_number() over (partition by gpu_name order by observed_at desc, environment_digest) = 1
+with newest_environment as (
+    select gpu_name, max(observed_at) as observed_at from all_record group by gpu_name
+),
+
+newest_protocol as (
+    select kernel_operation_mode, gpu_name, max(observed_at) as observed_at
+    from all_record
+    group by kernel_operation_mode, gpu_name
+)
+
+select
+    'environment' as dimension, gpu_name, null::varchar as kernel_operation_mode, null::varchar as metric_unit,
+    min(environment_digest) as digest
+from all_record as r
+semi join newest_environment as n
+    on r.gpu_name is not distinct from n.gpu_name and r.observed_at is not distinct from n.observed_at
+group by gpu_name
 union all
-select 'protocol', gpu_name, kernel_operation_mode, 'ms', protocol_digest
-from all_record
-qualify row_number() over (
-    partition by kernel_operation_mode, gpu_name order by observed_at desc, protocol_digest
-) = 1;
+select 'protocol', gpu_name, kernel_operation_mode, 'ms', min(protocol_digest)
+from all_record as r
+semi join newest_protocol as n
+    on r.gpu_name is not distinct from n.gpu_name
+    and r.kernel_operation_mode is not distinct from n.kernel_operation_mode
+    and r.observed_at is not distinct from n.observed_at
+group by gpu_name, kernel_operation_mode;

@@ -3,6 +3,7 @@ rule end to end: newest source wins whichever order the snapshots arrive in."""
 
 from __future__ import annotations
 
+import random
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -55,6 +56,9 @@ def record(**kw):
         environment_json=None,
     )
     return base | kw
+
+
+KNOWN_RECORD_COLUMNS = ("kernel_operation_mode", "gpu_name", "observed_at", "protocol_digest", "environment_digest")
 
 
 def insert(con, table: str, rows: list[dict]) -> None:
@@ -172,6 +176,43 @@ def test_record_only_fact_identity(con):
     ]
     sightings = con.execute("select count(*) from batch_sighting where source_path = 'kernelindex/a.json'").fetchone()
     assert sightings == (2,)
+
+
+def _newest_then_smallest(rows: list[dict], group: tuple[str, ...], digest: str) -> dict:
+    """The rule in plain Python: per group the newest observed_at (a missing time loses to any
+    time), ties to the smallest digest."""
+    best: dict = {}
+    for r in rows:
+        rank = (r["observed_at"] is None, -(r["observed_at"] or datetime(2000, 1, 1)).timestamp(), r[digest])
+        key = tuple(r[c] for c in group)
+        best[key] = min(best.get(key, rank), rank)
+    return {k: v[2] for k, v in best.items()}
+
+
+def test_learned_dimensions_newest_time_then_smallest_digest(con):
+    rng = random.Random(7)
+    times = [None, datetime(2025, 1, 1), datetime(2025, 2, 1), datetime(2025, 3, 1)]
+    rows = [
+        record(
+            gpu_name=rng.choice(["H100", "B200", "A10"]),
+            kernel_operation_mode=rng.choice(["forward", "backward"]),
+            observed_at=rng.choice(times),
+            protocol_digest=f"sha256:p{rng.randrange(6)}",
+            environment_digest=f"sha256:e{rng.randrange(6)}",
+        )
+        for _ in range(300)
+    ]
+    insert(con, "batch_record", rows[:150])
+    insert(con, "known_record", [{c: r[c] for c in KNOWN_RECORD_COLUMNS} for r in rows[150:]])
+    run_model(con, "learned_dimensions.sql")
+    got = con.execute("select dimension, gpu_name, kernel_operation_mode, digest from learned_dimension").fetchall()
+    environment = _newest_then_smallest(rows, ("gpu_name",), "environment_digest")
+    protocol = _newest_then_smallest(rows, ("gpu_name", "kernel_operation_mode"), "protocol_digest")
+    assert sorted(got, key=str) == sorted(
+        [("environment", g, None, d) for (g,), d in environment.items()]
+        + [("protocol", g, m, d) for (g, m), d in protocol.items()],
+        key=str,
+    )
 
 
 def test_learned_protocol_for_ms_rows_only_and_newest_record_wins(con):

@@ -23,11 +23,17 @@ def test_scope_follows_the_run():
 
 def test_checked_facts_are_the_facts_after_the_scope():
     con = duckdb.connect()
-    con.execute("create table fact_measurement as select range as run_seq from range(1, 6)")
-    con.execute("create table fact_sighting as select range as run_seq from range(1, 6)")
+    # d1 is carried by two facts (runs 1 and 5); run 4's sighting names d2, an earlier fact.
+    con.execute("""create table fact_measurement as
+        select range as run_seq, 'd' || if(range = 5, 1, range) as measurement_digest from range(1, 6)""")
+    con.execute("""create table fact_sighting as
+        select range as run_seq, 'd' || if(range = 4, 2, range) as measurement_digest from range(1, 6)""")
+    counts = "select list((measurement_digest, n) order by measurement_digest) from checked_digest_count"
     register_rules(con, since_seq=3)
     for view in ("checked_facts", "checked_sightings"):
         assert con.execute(f"select list(run_seq order by run_seq) from {view}").fetchone()[0] == [4, 5]
+    assert con.execute(counts).fetchone()[0] == [("d1", 2), ("d2", 1), ("d4", 1)]  # over every fact
     register_rules(con)
     for view in ("checked_facts", "checked_sightings"):
         assert con.execute(f"select count(*) from {view}").fetchone()[0] == 5
+    assert len(con.execute(counts).fetchone()[0]) == 4
