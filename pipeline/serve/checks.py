@@ -26,7 +26,6 @@ def connect(
     read the facts committed after run ``since_seq`` (all when None)."""
     con = duck.connect(remote_root=wh.root_uri)
     create_table_views(con, wh.snapshot_files(published))
-    register_rules(con, since_seq)
     # No check reads provenance (source_count, first/last seen); aggregating every sighting for it
     # would cost more than the checks themselves. Its columns read as NULL here.
     con.execute("""create or replace view fact_provenance as select null::varchar as measurement_digest,
@@ -34,6 +33,7 @@ def connect(
         null::timestamptz as last_seen_at, null::varchar as last_seen_commit, null::boolean as in_upstream_head,
         null::varchar as snapshot
         where false""")
+    register_rules(con, since_seq)  # after: it reads the facts
     return con
 
 
@@ -47,10 +47,15 @@ def register_rules(con: duckdb.DuckDBPyConnection, since_seq: int | None = None)
     where = "" if since_seq is None else f"where run_seq > {int(since_seq)}"
     con.execute(f"create or replace view checked_facts as select * from fact_measurement {where}")
     con.execute(f"create or replace view checked_sightings as select * from fact_sighting {where}")
-    # On the full check every digest: filtering every fact by every fact's digest only adds a join.
-    counted = "" if since_seq is None else f"where measurement_digest in ({CHECKED_DIGESTS})"
-    con.execute(f"""create or replace temp table checked_digest_count as
-        select measurement_digest, count(*) as n from fact_measurement {counted} group by measurement_digest""")
+    if since_seq is None:  # every digest: filtering every fact by every fact's digest only adds a join
+        con.execute("""create or replace temp table checked_digest_count as
+            select measurement_digest, count(*) as n from fact_measurement group by measurement_digest""")
+        return
+    con.execute(f"create or replace temp table checked_digest as {CHECKED_DIGESTS}")
+    con.execute("""create or replace temp table checked_digest_count as
+        select measurement_digest, count(*) as n from fact_measurement
+        where measurement_digest in (select measurement_digest from checked_digest)
+        group by measurement_digest""")
 
 
 def check_scope(published: Published, run_id: str | None, every: int) -> tuple[int | None, str]:

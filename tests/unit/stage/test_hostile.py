@@ -77,7 +77,7 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 ALLOWED_INTERPOLATIONS = {
     "pipeline/serve/checks.py": {
         "where",  # run_seq > an int() of the published run
-        "counted",  # the checked facts' and sightings' digests (CHECKED_DIGESTS), or none
+        "CHECKED_DIGESTS",
         "DIGEST_SAMPLE_LIMIT",
         "measurement_digest_sql()",
         "dim",
