@@ -16,7 +16,6 @@ from pipeline.store.warehouse import Published, Warehouse
 
 DIMENSIONS = ("environment", "protocol", "workload", "implementation", "operation")
 DIGEST_SAMPLE_LIMIT = 20  # wrong measurement digests reported at most
-DIGEST_COUNT_KINDS = "select table_type from information_schema.tables where table_name = 'checked_digest_count'"
 CHECKED_DIGESTS = "select measurement_digest from checked_facts union select measurement_digest from checked_sightings"
 
 
@@ -48,23 +47,17 @@ def register_rules(con: duckdb.DuckDBPyConnection, since_seq: int | None = None)
     where = "" if since_seq is None else f"where run_seq > {int(since_seq)}"
     con.execute(f"create or replace view checked_facts as select * from fact_measurement {where}")
     con.execute(f"create or replace view checked_sightings as select * from fact_sighting {where}")
-    kinds = {r[0] for r in con.execute(DIGEST_COUNT_KINDS).fetchall()}  # a view or a table, from a call before
-    if "VIEW" in kinds:
-        con.execute("drop view checked_digest_count")
-    if kinds - {"VIEW"}:
-        con.execute("drop table checked_digest_count")
     if since_seq is None:
-        # Every digest, as a view: each check counts them itself and frees the memory again (kept as
-        # a table, the 10 M digests stayed in memory under every later check). No filter: filtering
-        # every fact by every fact's digest only adds a join.
-        con.execute("""create view checked_digest_count as
+        # Every digest, counted by each check itself and freed again (kept as a table, the 10 M counts
+        # stayed in memory under every later check). No filter: it would only add a join.
+        con.execute("""create or replace view checked_digest_count as
             select measurement_digest, count(*) as n from fact_measurement group by measurement_digest""")
         return
-    con.execute(f"create or replace temp table checked_digest as {CHECKED_DIGESTS}")
-    con.execute("""create or replace temp table checked_digest_count as
+    con.execute(f"""create or replace temp table checked_digest_rows as
         select measurement_digest, count(*) as n from fact_measurement
-        where measurement_digest in (select measurement_digest from checked_digest)
+        where measurement_digest in ({CHECKED_DIGESTS})
         group by measurement_digest""")
+    con.execute("create or replace view checked_digest_count as select * from checked_digest_rows")
 
 
 def check_scope(published: Published, run_id: str | None, every: int) -> tuple[int | None, str]:
