@@ -330,6 +330,11 @@ def snapshots_moved(con: duckdb.DuckDBPyConnection) -> bool:
         return True
 
 
+TOUCHED_DIGEST = """create or replace temp table touched_digest as
+    select distinct measurement_digest from delta_fact_sighting where run_seq > $s"""
+MOVED_SOURCE_SIGHTINGS = " or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)"
+
+
 def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> str:
     """Keep fact_provenance as a table: every read of fact_measurement joins it, and aggregating
     every sighting per query would cost seconds at 10 M facts. Only measurements with a new sighting
@@ -347,20 +352,10 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
         con.execute("""create or replace temp table moved_source as
             select source_path, content_sha256 from provenance_source_flags p join delta_source s
             using (source_path, content_sha256) where p.in_upstream_head is distinct from s.in_upstream_head""")
-        if duck.scalar(con, "select count(*) from moved_source"):
-            con.execute(
-                """create or replace temp table touched_digest as
-                select distinct measurement_digest from delta_fact_sighting
-                where run_seq > $s
-                   or (source_path, content_sha256) in (select (source_path, content_sha256) from moved_source)""",
-                {"s": since_seq},
-            )
-        else:  # by run_seq alone, the sighting files' statistics skip every earlier file (0.6 s -> 0 at 10 M)
-            con.execute(
-                """create or replace temp table touched_digest as
-                select distinct measurement_digest from delta_fact_sighting where run_seq > $s""",
-                {"s": since_seq},
-            )
+        # By run_seq alone when no source moved: the sighting files' statistics then skip every earlier
+        # file (0.6 s -> 0 at 10 M); an OR beside the filter keeps DuckDB from pruning.
+        moved = duck.scalar(con, "select count(*) from moved_source")
+        con.execute(TOUCHED_DIGEST + (MOVED_SOURCE_SIGHTINGS if moved else ""), {"s": since_seq})
         # Narrowed at the bottom: a filter on top of the view would aggregate every sighting first.
         with _narrowed(con, "delta_fact_sighting", "semi join touched_digest using (measurement_digest)"):
             con.execute("create or replace temp table touched_provenance as select * from fact_provenance")

@@ -114,9 +114,10 @@ ALLOWED_INTERPOLATIONS = {
         # a source's `fact_steps` (its columns and query) from its MODEL header
         "', '.join(self.fact_key)",
         "steps.sql",
-        # the new facts: run_seq as an int, the build's own temp tables
+        # the new facts and touched digests: run_seq as an int, the build's own temp tables
         "new",
         "NO_NEW_PROVENANCE",
+        "MOVED_SOURCE_SIGHTINGS if moved else ''",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {
