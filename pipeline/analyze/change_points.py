@@ -16,16 +16,15 @@ steps (versions or commits). One implementation for both axes: on the commit axi
    version" on the x points each neighbouring pair shares. A pair without
    shared points breaks the chain; each unbroken chain of >= 3 versions is
    analysed on its own.
-2. Segment the level series with ruptures' PELT (``model="l2"``,
-   ``min_size=1``), penalty ``change_point_penalty * threshold_log**2``, where
+2. Segment the level series with PELT (the l2 cost, ``min_size=1``, as ruptures computes it),
+   penalty ``change_point_penalty * threshold_log**2``, where
    ``threshold_log`` is the sweep's noise threshold from ``noise_floor``.
 3. Each segment boundary is a change point: the first version of the new
    segment introduced it. Shifts smaller than the noise threshold are dropped,
    so a reported shift is always beyond noise. ``direction`` is ``worse``
    (higher ms / MB) or ``better``.
 
-ruptures (and through it scipy) is imported only when some chain has >= 3 steps and
-leaves its noise band (the import costs about a second).
+PELT runs only when some chain has >= 3 steps and leaves its noise band.
 """
 
 from __future__ import annotations
@@ -91,6 +90,7 @@ _ORDER_BY = """order by
 """
 _SOURCE_SQL = SOURCE_SQL + _ORDER_BY
 
+# the rows name the computation they equal (segment_levels is held to ruptures' own breakpoints)
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
 _SWEEP_KEY = slice(0, 9)
 SWEEP_KEY_COLUMNS = (
@@ -129,16 +129,36 @@ class _Pair:
     verdict: str
 
 
+def _l2_cost(signal, start: int, end: int) -> float:
+    # ruptures' CostL2.error, the same numpy expression, so the sums below are the same doubles
+    return signal[start:end].var(axis=0).sum() * (end - start)
+
+
 def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
-    """Indexes where a new segment starts (ruptures PELT, l2 cost, min_size 1)."""
-    if len(levels) < 3:
+    """Indexes where a new segment starts: PELT (Killick et al. 2012) with the l2 cost, min_size 1,
+    every index admissible, as ``ruptures.Pelt(model="l2", min_size=1, jump=1).fit(levels)
+    .predict(pen=penalty)`` computes it, step for step (candidate order, sums, ties, pruning);
+    tests/unit/analyze/test_change_points.py holds the two to the same breakpoints. Written out
+    because importing ruptures loads scipy.stats: about a second of every run, for a series of a
+    few dozen levels."""
+    n = len(levels)
+    if n < 3:
         return []
     import numpy as np
-    from ruptures.detection import Pelt
 
     signal = np.asarray(levels, dtype=float).reshape(-1, 1)
-    breakpoints = Pelt(model="l2", min_size=1, jump=1).fit(signal).predict(pen=penalty)
-    return [b for b in breakpoints if b < len(levels)]
+    # best[t]: the optimal segmentation of levels[0:t], as {(start, end): cost + penalty} in order
+    best: dict[int, dict[tuple[int, int], float]] = {0: {(0, 0): 0}}
+    admissible: list[int] = []
+    for end in range(1, n + 1):
+        admissible.append(end - 1)
+        candidates = [best[t] | {(t, end): _l2_cost(signal, t, end) + penalty} for t in admissible]
+        totals = [sum(c.values()) for c in candidates]
+        lowest = min(totals)
+        best[end] = candidates[totals.index(lowest)]
+        # PELT's pruning: a start whose total is more than one penalty above the best never wins later
+        admissible = [t for t, total in zip(admissible, totals, strict=True) if total <= lowest + penalty]
+    return sorted(e for _, e in best[n] if 0 < e < n)
 
 
 def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:

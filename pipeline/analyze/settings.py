@@ -42,7 +42,7 @@ re-run points):
 * ``reference_max_gap_hours = 24``: a reference provider (torch, huggingface,
   ...) only normalizes a liger measurement when it was measured within a day
   of it at the same version, i.e. on the same machine in the same session.
-* ``change_point_penalty = 1.0``: ruptures' PELT penalty, in units of the
+* ``change_point_penalty = 1.0``: the PELT penalty, in units of the
   squared log-threshold of the sweep; a shift smaller than the noise threshold
   never opens a new segment.
 """

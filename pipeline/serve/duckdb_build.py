@@ -9,7 +9,7 @@ Layers, in order:
   sql/analyze/    in the order their MODEL headers' dependencies give; a model with
                   `materialized: table` is kept as a table `<view>__materialized`, its query as
                   view `<view>__definition`
-  change_points   (Python, ruptures)
+  change_points   (Python: PELT per sweep)
 
 Everything is built in the schema `internal` (the models' unqualified names resolve there); `main`
 then holds one view per object people query (`select * from internal.<name>`), so `main`,

@@ -1,8 +1,8 @@
-"""change_points on Spark: the same Python (ruptures PELT) per sweep, run where the sweep's rows are.
+"""change_points on Spark: the same Python (PELT) per sweep, run where the sweep's rows are.
 
 A sweep is small (one row per version pair) and independent of every other, so groupBy(sweep) +
 applyInPandas runs pipeline.analyze.change_points unchanged on the executors: the segmentation is
-identical to the DuckDB build's by construction. Executors need ruptures (it is in the project's
+identical to the DuckDB build's by construction. Executors need numpy (it is in the project's
 dependencies; a cluster image must carry them too).
 """
 
