@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -244,6 +245,27 @@ class Published:
     stats: dict = field(default_factory=dict)
 
 
+# Delta never rewrites a data file, so a run log's rows are a function of its file list: read once
+# per list. A run asks for the log about seven times, and each DuckDB connection costs 20-30 ms.
+_RUN_LOG_ROWS: OrderedDict[tuple[str, tuple[str, ...]], list[tuple]] = OrderedDict()
+_RUN_LOG_LISTS_KEPT = 8
+
+
+def _run_log_rows(root_uri: str, files: tuple[str, ...]) -> list[tuple]:
+    key = (root_uri, files)
+    rows = _RUN_LOG_ROWS.get(key)
+    if rows is None:
+        with connect(remote_root=root_uri) as con:
+            rows = con.execute(
+                "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
+                {"f": list(files)},
+            ).fetchall()
+        _RUN_LOG_ROWS[key] = rows
+        while len(_RUN_LOG_ROWS) > _RUN_LOG_LISTS_KEPT:
+            _RUN_LOG_ROWS.popitem(last=False)
+    return rows
+
+
 class Warehouse:
     def __init__(self, root: str | Path, local_dir: Path | None = None, lock_timeout: float = 600.0):
         root_s = str(root)
@@ -293,11 +315,7 @@ class Warehouse:
         files = self.store.files(RUN_LOG)
         if not files:
             return []
-        with connect(remote_root=self.root_uri) as con:
-            rows = con.execute(
-                "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
-                {"f": files},
-            ).fetchall()
+        rows = _run_log_rows(self.root_uri, tuple(files))
         return [
             Published(seq, run_id, at, mode, json.loads(v), json.loads(s or "{}"))
             for seq, run_id, at, mode, v, s in rows
