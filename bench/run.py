@@ -173,6 +173,7 @@ def bench_size(
     results: list[dict],
     latencies: list[str],
     step_lines: list[str],
+    partition_sizes: frozenset[str] = frozenset(PARTITION_SIZES),
 ) -> None:
     data, runs = work / f"data-{label}", work / f"runs-{label}"
     shutil.rmtree(runs, ignore_errors=True)
@@ -225,7 +226,7 @@ def bench_size(
 
     bench_incremental(label, data, wh, home, full["wall_s"], results, step_lines)
 
-    if label in PARTITION_SIZES:
+    if label in partition_sizes:
         print(f"[{label}] partitioned staging: 1 worker vs 2", flush=True)
         bench_partitions(label, data, runs / "partitions", results, step_lines)
 
@@ -256,7 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny size for CI")
     ap.add_argument("--work", default=str(PROJECT / "bench" / "work"))
     ap.add_argument("--out", default=str(PROJECT / "bench" / "results"))
+    ap.add_argument(
+        "--partitions",
+        default=",".join(sorted(PARTITION_SIZES)),
+        help="sizes whose partitioned staging is timed too (1 worker vs 2; minutes at 1m); 'none' for none",
+    )
+    ap.add_argument("--stem", default="latest", help="results file name: <out>/<stem>.{md,csv}")
     args = ap.parse_args(argv)
+    partition_sizes = frozenset(s.strip().lower() for s in args.partitions.split(",")) - {"none", ""}
     sizes = ["smoke"] if args.smoke else [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
@@ -266,10 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     step_lines = ["| size | Dagster step | seconds |", "|---|---|---:|"]
     for label in sizes:
         csv_rows, bundles = SIZES[label]
-        bench_size(
-            label, csv_rows, bundles, work, csv_rows <= _parse_size(args.baseline_max), results, latencies, step_lines
-        )
-    stem = "smoke" if args.smoke else "latest"
+        run_baseline = csv_rows <= _parse_size(args.baseline_max)
+        bench_size(label, csv_rows, bundles, work, run_baseline, results, latencies, step_lines, partition_sizes)
+    stem = "smoke" if args.smoke else args.stem
     table = write_table(results, out / f"{stem}.md", out / f"{stem}.csv", reference_case="floor_duckdb_total")
     text = (
         f"# Benchmark ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\nMachine: {machine()}\n\n"
