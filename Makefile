@@ -15,9 +15,11 @@ export PYTHONPATH := $(CURDIR)
 
 .PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare
 
+# uv is one binary: the host's pip puts it in .tools (about 4 s). A venv of its own is the fallback,
+# where python3 has no pip: ensurepip alone takes about 6 s of a fresh clone's first `make run`.
 $(UV):
-	python3 -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(TOOLS) uv==$(UV_VERSION) \
+		|| { python3 -m venv $(TOOLS) && $(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 
 # `make run` installs only the run's dependencies; the other targets add their dependency group.
 # --inexact: a later plain sync does not uninstall what a group target added.
