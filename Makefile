@@ -15,7 +15,7 @@ export PYTHONPATH := $(CURDIR)
 
 .PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare
 
-# uv is one binary: the host's pip puts it in .tools (about 4 s). A venv of its own is the fallback,
+# uv is one binary: the host's pip puts it in .tools (about 2.5 s). A venv of its own is the fallback,
 # where python3 has no pip: ensurepip alone takes about 6 s of a fresh clone's first `make run`.
 $(UV):
 	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(TOOLS) uv==$(UV_VERSION) \

@@ -147,18 +147,23 @@ def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     import numpy as np
 
     signal = np.asarray(levels, dtype=float).reshape(-1, 1)
-    # best[t]: the optimal segmentation of levels[0:t], as {(start, end): cost + penalty} in order
-    best: dict[int, dict[tuple[int, int], float]] = {0: {(0, 0): 0}}
+    # total[t]: the cost of the best segmentation of levels[0:t]; start[t]: where its last segment
+    # starts. ruptures keeps each segmentation whole and sums its segments left to right, which is
+    # total[t] + the new segment: the same doubles, so the same minimum and ties.
+    total: dict[int, float] = {0: 0.0}
+    start: dict[int, int] = {}
     admissible: list[int] = []
     for end in range(1, n + 1):
         admissible.append(end - 1)
-        candidates = [best[t] | {(t, end): _l2_cost(signal, t, end) + penalty} for t in admissible]
-        totals = [sum(c.values()) for c in candidates]
-        lowest = min(totals)
-        best[end] = candidates[totals.index(lowest)]
+        totals = [total[t] + (_l2_cost(signal, t, end) + penalty) for t in admissible]
+        total[end] = min(totals)
+        start[end] = admissible[totals.index(total[end])]  # the first candidate wins a tie
         # PELT's pruning: a start whose total is more than one penalty above the best never wins later
-        admissible = [t for t, total in zip(admissible, totals, strict=True) if total <= lowest + penalty]
-    return sorted(e for _, e in best[n] if 0 < e < n)
+        admissible = [t for t, cost in zip(admissible, totals, strict=True) if cost <= total[end] + penalty]
+    breakpoints, end = [], n
+    while (end := start[end]) > 0:
+        breakpoints.append(end)
+    return sorted(breakpoints)
 
 
 def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
