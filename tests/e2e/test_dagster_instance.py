@@ -1,9 +1,11 @@
 """The instance `make run`, the UI and the daemon share (config/dagster.yaml): Dagster's own, its default
 SQLite storage keeping its engines, in the instance's own folders, with several processes on one home."""
 
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import dagster as dg
 
@@ -46,7 +48,7 @@ def test_the_project_instance_keeps_engines_in_dagsters_own_folders(tmp_path, mo
 
 def test_another_process_writes_between_two_reads_of_a_kept_engine(tmp_path):
     """An instance that keeps its engines still sees what another process wrote since its last read
-    (NullPool: a fresh SQLite connection each time)."""
+    (its kept connection reads in a new transaction)."""
     home = _home(tmp_path)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         first = dg.materialize([tiny], instance=instance)
@@ -66,11 +68,18 @@ def test_another_process_writes_between_two_reads_of_a_kept_engine(tmp_path):
         assert any(e.dagster_event and e.dagster_event.is_step_success for e in instance.all_logs(other))
 
 
+def _open_deleted_files() -> list[str]:
+    fds = Path("/proc/self/fd")
+    return [t for t in (os.readlink(fd) for fd in fds.iterdir() if fd.exists()) if t.endswith(" (deleted)")]
+
+
 def test_a_wiped_instance_takes_new_runs(tmp_path):
     home = _home(tmp_path)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         dg.materialize([tiny], instance=instance)
         instance.wipe()
+        # the kept connections to the run databases a wipe deletes are closed, not left writing to nothing
+        assert not [f for f in _open_deleted_files() if str(home) in f]
         assert instance.get_runs() == []
         again = dg.materialize([tiny], instance=instance)
         assert [r.run_id for r in instance.get_runs()] == [again.run_id]
