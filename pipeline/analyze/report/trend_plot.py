@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 
-from pipeline.analyze.report.plot import plain_log_labels, plain_text
+from pipeline.analyze.report.plot import PNG, plain_log_labels, plain_text
 
 __all__ = ["plot_commit_trend", "GPU_COLORS", "VERDICT_COLORS", "release_label"]
 
@@ -126,5 +126,5 @@ def _plot(lines: list[dict], group: dict, ticks: list[dict], marks: list[dict]) 
     # fixed margins: tight_layout measures every tick label and costs as much as drawing the figure
     fig.subplots_adjust(left=0.07, right=0.78, bottom=0.27, top=0.9)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", facecolor="white")
+    fig.savefig(buf, **PNG)
     return buf.getvalue()
