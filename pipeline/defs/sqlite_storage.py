@@ -72,6 +72,7 @@ class _EventLogKeepingEngines(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data=None):
         self._engines: OrderedDict[str, object] = OrderedDict()
         self._engines_lock = threading.Lock()  # not _db_lock: has_table runs while _db_lock is held
+        self._asset_key_columns: set[str] = set()
         super().__init__(base_dir, inst_data=inst_data)
 
     def _engine(self, shard: str):
@@ -93,6 +94,16 @@ class _EventLogKeepingEngines(SqliteEventLogStorage):
                 self._initialized_dbs.add(shard)
             with engine.connect() as conn, conn.begin():
                 yield conn
+
+    def _has_asset_key_col_on_connection(self, conn, column_name: str) -> bool:
+        # Dagster inspects the asset index's columns at every asset event (a third of writing one);
+        # a schema migration only adds columns, so a column once seen is there for good
+        if column_name in self._asset_key_columns:
+            return True
+        found = super()._has_asset_key_col_on_connection(conn, column_name)
+        if found:
+            self._asset_key_columns.add(column_name)
+        return found
 
     def has_table(self, table_name: str) -> bool:
         engine = self._engine(INDEX_SHARD_NAME)
