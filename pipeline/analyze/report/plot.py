@@ -6,7 +6,8 @@ pair divided by the "from" p50 at each x, on a linear axis, where a p20-p80
 band of a few percent is still visible next to the change it is judged against. The two versions of the
 verdict are drawn in blue (from) and vermillion (to), colours from the
 Okabe-Ito palette that stay distinct on white and for colour-blind readers;
-every other version is a thin grey line, so the pair being judged stands out.
+every other version is a thin grey line, so the pair being judged stands out (the legend names
+the grey lines once per provider).
 """
 
 from __future__ import annotations
@@ -74,12 +75,22 @@ def _draw_panel(ax, subset: list[dict], sweep: dict, xpos, with_provider: bool) 
     providers = sorted({k[0] for k in groups})
     # the judged pair is drawn last so it sits on top of the grey history
     order = sorted(groups, key=lambda k: (_style(k[2], sweep)[0] != OTHER_COLOR, k[0], k[1]))
+    greys: dict[str, int] = {}
+    for provider, _, version in groups:
+        greys[provider] = greys.get(provider, 0) + (_style(version, sweep)[0] == OTHER_COLOR)
+    grey_labelled: set[str] = set()
     for provider, _, version in order:
         rows = sorted(groups[(provider, _, version)], key=xpos)
         xs = [xpos(r) for r in rows]
         color, lw, band_alpha = _style(version, sweep)
         i = providers.index(provider)
         label = f"{provider} {version}" if with_provider else version
+        if color == OTHER_COLOR and greys[provider] > 1:
+            # the grey lines cannot be told apart, so the legend names them once per provider: a line
+            # per version made legends of dozens of rows, the costliest text of a plot to place
+            other = f"other versions ({greys[provider]})"
+            label = "_nolegend_" if provider in grey_labelled else (f"{provider} {other}" if with_provider else other)
+            grey_labelled.add(provider)
         ax.plot(
             xs,
             [r["p50"] for r in rows],

@@ -66,3 +66,32 @@ def test_commit_trend_with_hostile_names_and_two_gpus_is_written():
         "x_name": "$V",
     }
     assert plot_commit_trend(lines, group, ticks, marks).startswith(b"\x89PNG")
+
+
+def test_the_grey_history_is_one_legend_row_per_provider():
+    """Versions outside the judged pair are drawn alike in grey, so the legend names them once per
+    provider (with their count); a provider with a single grey version keeps its version's name."""
+    from matplotlib.figure import Figure
+
+    from pipeline.analyze.report.plot import _draw_panel
+
+    versions = ("0.1", "0.2", "0.3", "0.4", "0.5")
+    points = [
+        _point(prov, ver, rank, x, 1.0 + rank, False)
+        for prov, kept in (("torch", versions), ("triton", versions[2:]))
+        for rank, ver in enumerate(versions)
+        if ver in kept
+        for x in (1024, 2048)
+    ]
+    sweep = {"from_version": "0.4", "to_version": "0.5"}
+    ax = Figure().subplots()
+    _draw_panel(ax, points, sweep, lambda p: p["x_numeric"], with_provider=True)
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels == [
+        "torch other versions (3)",
+        "triton 0.3",
+        "torch 0.4",
+        "torch 0.5",
+        "triton 0.4",
+        "triton 0.5",
+    ]
