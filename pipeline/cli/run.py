@@ -11,9 +11,12 @@ liger.duckdb and no report. `LIGER_REHASH=1` always runs the whole job.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 
 from pipeline.config import PROJECT_ROOT, SQL_DIR, Settings, SettingsError, load
@@ -106,5 +109,21 @@ def main() -> int:
     return 0 if result.success else 1
 
 
+def exit_without_teardown(code: int) -> None:
+    """End the process with ``code`` once everything is written, skipping the interpreter's teardown
+    of every module and object: with Dagster, SQLAlchemy, DuckDB, Polars and pyarrow loaded it takes
+    0.6-0.8 s after the run is done (a quarter of a nothing-new run). By then the job's files,
+    databases and the Dagster instance are closed by their context managers; threads still running
+    are waited for, the atexit handlers run (logging's flush among them) and stdio is flushed, as a
+    normal exit would."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_without_teardown(main())
