@@ -33,7 +33,7 @@ $(VENV)/.synced-%: $(VENV)/.synced
 
 $(VENV)/.synced-all: $(VENV)/.synced
 	$(UV) sync --frozen --inexact --quiet --all-groups
-	touch $@ $(VENV)/.synced-dev $(VENV)/.synced-spark $(VENV)/.synced-postgres $(VENV)/.synced-notebook
+	touch $@ $(VENV)/.synced-dev $(VENV)/.synced-ui $(VENV)/.synced-spark $(VENV)/.synced-postgres $(VENV)/.synced-notebook
 
 # The template lives in config/: a dagster.yaml in the project root makes `dg dev` warn that it is ignored.
 # The instance lives in SQLite under .dagster_home unless LIGER_DAGSTER_PG_URL names a PostgreSQL
@@ -58,7 +58,7 @@ test: setup lint
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
-dev: setup
+dev: setup $(VENV)/.synced-ui
 	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
 
 ## SQL prompt over warehouse/liger.duckdb (read-only); `make sql Q="select ..."` runs one query.
