@@ -15,13 +15,13 @@ row names; the next run restores those tables to the published versions and redo
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -246,24 +246,17 @@ class Published:
 
 
 # Delta never rewrites a data file, so a run log's rows are a function of its file list: read once
-# per list. A run asks for the log about seven times, and each DuckDB connection costs 20-30 ms.
-_RUN_LOG_ROWS: OrderedDict[tuple[str, tuple[str, ...]], list[tuple]] = OrderedDict()
-_RUN_LOG_LISTS_KEPT = 8
-
-
-def _run_log_rows(root_uri: str, files: tuple[str, ...]) -> list[tuple]:
-    key = (root_uri, files)
-    rows = _RUN_LOG_ROWS.get(key)
-    if rows is None:
-        with connect(remote_root=root_uri) as con:
-            rows = con.execute(
+# per list (the last few lists kept). A run asks for the log about seven times, and each DuckDB
+# connection costs 20-30 ms.
+@functools.lru_cache(maxsize=8)
+def _run_log_rows(root_uri: str, files: tuple[str, ...]) -> tuple[tuple, ...]:
+    with connect(remote_root=root_uri) as con:
+        return tuple(
+            con.execute(
                 "select seq, run_id, committed_at, mode, versions, stats from read_parquet($f) order by seq",
                 {"f": list(files)},
             ).fetchall()
-        _RUN_LOG_ROWS[key] = rows
-        while len(_RUN_LOG_ROWS) > _RUN_LOG_LISTS_KEPT:
-            _RUN_LOG_ROWS.popitem(last=False)
-    return rows
+        )
 
 
 class Warehouse:
