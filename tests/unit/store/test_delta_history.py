@@ -137,6 +137,9 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     with inc.open_duckdb() as a, full.open_duckdb() as b:
         q = "select * from fact_measurement order by measurement_digest"
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
+        # the incremental file kept run 1's views: the same views, texts and columns as a fresh file's
+        q = "select schema_name, view_name, sql, column_count from duckdb_views() where not internal order by all"
+        assert a.execute(q).fetchall() == b.execute(q).fetchall()
         for name in [vf.name for vf in view_files() if vf.materialize] + ["change_points"]:
             q = f"select * from {name} order by all"
             assert a.execute(q).fetchall() == b.execute(q).fetchall(), name
