@@ -42,9 +42,8 @@ from pipeline.analyze.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.analyze.change_points import build_change_points
 from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
-from pipeline.common import duck, failpoints
+from pipeline.common import duck, failpoints, sql_models
 from pipeline.common.files import atomic_path, publish
-from pipeline.common import sql_models
 from pipeline.common.sql_models import FactSteps, SqlModel, load_models
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
