@@ -9,6 +9,7 @@ declarations (graphlib), never the file names.
     incremental_key_from: fact_measurement   # the view whose rows carry the key (default)
     fact_columns: [kernel_name]      # a view's columns taken unchanged from fact_measurement
     fact_steps: {columns: [axis, step_rank], sql: "select ... from touched"}  # its steps' versions and runs
+    incremental_merge: {measurements: sum, last_seen: max}  # an aggregate of facts, merged with new ones
     depends_on: [ranked_measurements, regression_settings]
     description: one row per series and version, summarizing every run of it
     */
@@ -63,6 +64,11 @@ class ModelHeader(BaseModel):
     # How a view's step maps back to the facts: a model keyed on this view with `columns` in its key
     # narrows the facts to those of the touched steps as well (see FactSteps).
     fact_steps: FactSteps | None = None
+    # A model of aggregates over the facts whose row for a key, over old and new facts together, is
+    # its row over the old ones merged with its row over the new ones alone: these columns by their
+    # function, every other column not in the key the same in both (a function of the key). An
+    # incremental run then reads the new facts only, not every fact of the touched keys.
+    incremental_merge: dict[str, Literal["sum", "min", "max"]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:
@@ -70,6 +76,10 @@ class ModelHeader(BaseModel):
             object.__setattr__(self, "creates", (self.name,))
         if self.incremental_key and self.materialized != "table":
             raise ValueError("incremental_key needs materialized: table")
+        if self.incremental_merge and (not self.incremental_key or self.incremental_key_from != "fact_measurement"):
+            raise ValueError("incremental_merge needs an incremental_key from fact_measurement")
+        if set(self.incremental_merge) & set(self.incremental_key):
+            raise ValueError("incremental_merge names a key column")
         return self
 
 

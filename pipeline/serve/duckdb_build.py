@@ -18,7 +18,8 @@ information_schema and DuckDB's "did you mean" hints show what users query, not 
 
 A new published state is applied to a copy of the file, which then replaces it (open read-only
 sessions keep the old one). A materialized view with `incremental_key: [a, b]` is refreshed only
-for the key values that facts committed since the file's last state touch; the others are
+for the key values that facts committed since the file's last state touch (with
+`incremental_merge`: its rows over the new facts alone merged into the kept ones); the others are
 recomputed whole. Anything that can move every row (a full run, other model or view files, other
 settings, a new Liger version) recomputes everything.
 """
@@ -419,6 +420,8 @@ def apply_views(
             if full or not exists or not key or (finer and moved):
                 con.execute(f'create or replace table "{table}" as select * from "{definition}"')
                 refreshed[vf.name] = "full"
+            elif vf.header.incremental_merge and not moved:
+                refreshed[vf.name] = merge_new_facts(con, vf, definition, table, since_seq)
             else:
                 if (source, tuple(key)) not in touched:
                     fact_key = [c for c in key if c in fact_columns.get(source, ())]
@@ -484,6 +487,36 @@ def _new_facts(con: duckdb.DuckDBPyConnection, since_seq: int) -> Iterator[None]
             )
     with _narrowed(con, "delta_fact_measurement", new), _narrowed(con, "fact_provenance", rows="new_fact_provenance"):
         yield
+
+
+def merge_new_facts(
+    con: duckdb.DuckDBPyConnection, model: SqlModel, definition: str, table: str, since_seq: int
+) -> str:
+    """``model``'s rows for the keys new facts touch, its rows over the new facts alone merged into
+    the kept ones (`incremental_merge`). Only when no earlier fact moved: the new facts are then
+    exactly those of runs after ``since_seq``, and an incremental run never changes an earlier fact.
+    version_kernel_gpus counted every fact of its touched versions (0.3 s at 1 M facts)."""
+    key, merge = list(model.header.incremental_key), model.header.incremental_merge
+    new, quoted = f"{model.name}__new", f'"{table}"'
+    with _new_facts(con, since_seq):
+        con.execute(f'create or replace temp table {new} as select * from "{definition}"')
+    count = duck.scalar(con, f"select count(*) from {new}")
+    if count:
+        columns = [d[0] for d in con.execute(f"select * from {new} limit 0").description]
+        picked = ", ".join(
+            f'"{c}"' if c in key else f'{merge[c]}("{c}") as "{c}"' if c in merge else f'any_value("{c}") as "{c}"'
+            for c in columns
+        )
+        con.execute(f"""create or replace temp table {new}_merged as
+            select {picked} from (
+                select * from {quoted} semi join {new} k on {_on(key, quoted)}
+                union all by name select * from {new}
+            ) group by {", ".join(key)}""")
+        con.execute(f"delete from {quoted} where exists (select 1 from {new} k where {_on(key, quoted)})")
+        con.execute(f"insert into {quoted} by name select * from {new}_merged")
+        con.execute(f"drop table {new}_merged")
+    con.execute(f"drop table {new}")
+    return f"{count} key(s) (merged)" if count else "untouched"
 
 
 def _on(key: list[str], left: str, right: str = "k") -> str:

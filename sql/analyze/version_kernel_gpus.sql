@@ -2,11 +2,13 @@
 name: version_kernel_gpus
 materialized: table
 incremental_key: [liger_version, kernel_name, gpu_name]
+incremental_merge: {measurements: sum, first_observed_at: min, last_observed_at: max}
 depends_on: [measurements]
 */
 -- version_kernel_gpus: the measurements of each Liger version per kernel and GPU (how many, first
 -- and last observed). Kept per key, so a new snapshot recounts only the kernels and GPUs it
--- measured at its versions, not every fact of those versions; liger_versions adds them up.
+-- measured at its versions, not every fact of those versions; liger_versions adds them up. Counts,
+-- firsts and lasts merge: a new snapshot's facts alone are counted and added to the kept rows.
 select
     liger_version,
     version_rank,

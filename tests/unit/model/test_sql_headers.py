@@ -103,6 +103,22 @@ def test_an_incremental_key_is_columns_of_its_source_and_of_the_model(shipped_wa
             assert source in _reads(m.name, by_name), (m.name, source)
             assert key <= columns(source), (m.name, key - columns(source))
             assert key <= columns(m.name), (m.name, key - columns(m.name))
+            assert set(m.header.incremental_merge) <= columns(m.name), (m.name, m.header.incremental_merge)
+
+
+def test_a_merge_without_a_key_from_the_facts_or_of_a_key_column_is_refused(tmp_path: Path):
+    header = "/* MODEL\nname: counts\nmaterialized: table\n{}\n*/\nselect 1\n"
+    for body, reason in (
+        ("incremental_merge: {n: sum}", "needs an incremental_key"),
+        ("incremental_key: [k]\nincremental_key_from: series_steps\nincremental_merge: {n: sum}", "needs"),
+        ("incremental_key: [k]\nincremental_merge: {k: max}", "names a key column"),
+        ("incremental_key: [k]\nincremental_merge: {n: median}", "bad header"),
+    ):
+        (tmp_path / "counts.sql").write_text(header.format(body))
+        with pytest.raises(ModelError, match=reason):
+            load_models(tmp_path)
+    (tmp_path / "counts.sql").write_text(header.format("incremental_key: [k]\nincremental_merge: {n: sum}"))
+    assert load_models(tmp_path)[0].header.incremental_merge == {"n": "sum"}
 
 
 def _passes_through(model, column: str, schema: dict) -> str | None:

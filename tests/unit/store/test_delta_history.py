@@ -130,6 +130,8 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     assert any("key(s)" in v for v in second["refreshed"].values()), second["refreshed"]
     # the point's other versions' facts stay out of the models keyed on the step
     assert second["refreshed"]["series_steps"].endswith("(facts by step)"), second["refreshed"]
+    # counted over the new facts alone and added to the kept counts
+    assert second["refreshed"]["version_kernel_gpus"].endswith("(merged)"), second["refreshed"]
     full = Warehouse(wh.root_uri, tmp_path / "full")
     assert build_duckdb(full, full.published(seq=2))["mode"] == "full"
     assert second["fact_provenance"].endswith("measurement(s)")  # refreshed for new sightings only
