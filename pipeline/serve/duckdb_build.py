@@ -445,17 +445,16 @@ def apply_views(
 @contextmanager
 def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str = "", rows: str = "") -> Iterator[None]:
     """View ``name`` narrowed for the block (``select f.* from <its own rows> f <tail>``, or the
-    ``rows`` table's rows), then itself again. Runs on the build's private copy of the file."""
-    con.execute(f'alter view "{name}" rename to "{name}__all"')
+    ``rows`` table's rows), then itself again: a temp view of that name, which DuckDB resolves
+    before the build's schema, also inside the views that read ``name``. Renaming the view itself
+    and back wrote the file's catalog four times a narrowing (0.2 s of a 1 M incremental build)."""
+    own = ".".join(f'"{part}"' for part in con.execute("select current_database(), current_schema()").fetchone())
+    source = f'"{rows}" f' if rows else f'{own}."{name}" f {tail}'
+    con.execute(f'create temp view "{name}" as select f.* from {source}')
     try:
-        if rows:
-            con.execute(f'create view "{name}" as select * from "{rows}"')
-        else:
-            con.execute(f'create view "{name}" as select f.* from "{name}__all" f {tail}')
         yield
     finally:
-        con.execute(f'drop view if exists "{name}"')
-        con.execute(f'alter view "{name}__all" rename to "{name}"')
+        con.execute(f'drop view temp."{name}"')
 
 
 MOVED_DIGESTS = "select * from reattributed_digest"
