@@ -238,3 +238,28 @@ def test_a_known_fact_is_not_appended_again_and_one_carried_with_other_values_re
     rebuilt = ingest(wh, raw)
     assert rebuilt.mode == "full" and "carried with other values" in rebuilt.reason, rebuilt.reason
     assert len(facts(wh)) == stored
+
+
+def test_a_table_empty_at_the_last_build_read_through_the_kept_views(tmp_path):
+    """An incremental build keeps the file's views; a Delta table that had no file then (the
+    quarantine, a typed empty relation) and has rows now is read through them like a fresh build's."""
+    from pipeline.serve.duckdb_build import build_duckdb
+
+    raw = rs.small_data_raw(tmp_path / "raw", n_csv=2, kernelindex=False)
+    wh = Warehouse(tmp_path / "wh")
+    ingest(wh, raw)
+    inc = Warehouse(wh.root_uri, tmp_path / "incremental")
+    build_duckdb(inc, inc.published())
+    with inc.open_duckdb() as con:
+        assert con.execute("select count(*) from quarantine").fetchone() == (0,)
+    first = sorted(raw.rglob("*.csv"))[0]
+    (first.parent / "zz_bad.csv").write_text(first.read_text().splitlines()[0] + "\nnot,a,valid,row\n")
+    assert ingest(wh, raw).mode == "incremental"
+    assert build_duckdb(inc, inc.published())["mode"] == "incremental"
+    fresh = Warehouse(wh.root_uri, tmp_path / "fresh")
+    build_duckdb(fresh, fresh.published())
+    with inc.open_duckdb() as a, fresh.open_duckdb() as b:
+        assert a.execute("select count(*) from quarantine").fetchone() == (1,)
+        for name in ("quarantine", "quarantine_by_reason", "source", "fact_measurement", "liger_versions"):
+            q = f"select * from {name} order by all"
+            assert a.execute(q).fetchall() == b.execute(q).fetchall(), name
