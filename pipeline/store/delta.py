@@ -78,7 +78,8 @@ def _commit_file_identity(uri: str, version: int) -> tuple[int, int, int] | None
 @dataclass(frozen=True)
 class DeltaStore:
     root: str  # local absolute path or s3://bucket/prefix
-    # A committed version never changes: its file list and row count are read from the log once.
+    # A committed version never changes: its file list and row count are read from the log once
+    # (here for object storage; a local table's versions once per process, `_local_snapshot`).
     _snapshots: dict = field(default_factory=dict, compare=False, repr=False)
 
     def uri(self, table: str) -> str:
@@ -102,13 +103,13 @@ class DeltaStore:
         return None if dt is None else dt.version()
 
     def _snapshot(self, table: str, version: int | None) -> tuple[tuple[str, ...], int] | None:
-        if version is not None and (table, version) in self._snapshots:
-            return self._snapshots[(table, version)]
         if not is_remote(self.root):
             newest = version if version is not None else _newest_local_version(self.uri(table))
             identity = None if newest is None else _commit_file_identity(self.uri(table), newest)
             if identity is not None:
                 return _local_snapshot(self.uri(table), newest, identity)
+        if version is not None and (table, version) in self._snapshots:
+            return self._snapshots[(table, version)]
         dt = self.open(table, version)
         if dt is None:
             return None
