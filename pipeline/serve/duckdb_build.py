@@ -45,7 +45,7 @@ from pipeline.analyze.settings import RegressionSettings, write_settings_table
 from pipeline.analyze.versions import write_version_order_table
 from pipeline.common import duck, failpoints, sql_models
 from pipeline.common.files import atomic_path, publish
-from pipeline.common.sql_models import FactSteps, SqlModel, load_models
+from pipeline.common.sql_models import FactSteps, SqlModel, load_models, read_model
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
@@ -359,7 +359,7 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     `touched_provenance` (the rows recomputed, for `_new_facts`)."""
     table = "fact_provenance__materialized"
     # The view is the model's query again (a kept file has it as the table, from the end of this function).
-    create_view(con, "fact_provenance", next(m for m in serve_models() if m.name == "fact_provenance"))
+    create_view(con, "fact_provenance", read_model(SERVE_DIR / "fact_provenance.sql"))
     if full or not duck.has_tables(con, table, "provenance_source_flags"):
         con.execute(f"create or replace table {table} as select * from fact_provenance")
         con.execute("create or replace temp table reattributed_digest (measurement_digest varchar)")
