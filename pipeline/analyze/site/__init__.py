@@ -31,7 +31,7 @@ from pipeline.analyze.report.queries import coverage_by_version
 from pipeline.common.duck import open_readonly
 from pipeline.config import duckdb_path, warehouse_dir
 
-from .pages import PLOTLY_FILE, index_html, release_file_name, release_html
+from .pages import PLOTLY_FILE, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
 __all__ = ["SiteData", "build_payload", "payload_json", "write_site"]
@@ -71,9 +71,10 @@ def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pa
 
     _write_plotly(out_dir)
     written = set()
+    rows = release_rows(data)
     for version in data.versions:
         name = release_file_name(version)
-        _atomic_write(out_dir / name, release_html(data, version, by_version.get(version)).encode())
+        _atomic_write(out_dir / name, release_html(data, version, by_version.get(version), rows).encode())
         written.add(name)
     for stale in out_dir.glob("release-*.html"):
         if stale.name not in written:

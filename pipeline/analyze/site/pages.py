@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, VersionCoverage
 
-from .payload import Comparison, SiteData, payload_json
+from .payload import SiteData, payload_json
 
 __all__ = ["PLOTLY_FILE", "index_html", "release_file_name", "release_html"]
 
@@ -65,14 +65,6 @@ def _head(title: str) -> str:
 def _badge(verdict: str | None) -> str:
     color = VERDICT_COLORS.get(verdict or "", "#444")
     return f"<span class='badge' style='background:{color}'>{_e(verdict)}</span>"
-
-
-def _ratio(value) -> str:
-    return "" if value is None else f"×{value:.3f}"
-
-
-def _pct(value, sign: str = "") -> str:
-    return "" if value is None else f"{sign}{100 * value:.1f}%"
 
 
 def _verdict_counts(verdicts: dict[str, int]) -> str:
@@ -132,55 +124,83 @@ def index_html(data: SiteData, coverage: list[VersionCoverage], headline: str, s
     )
 
 
-def _sweep_cells(sweep: dict) -> str:
-    return "".join(
-        f"<td>{_e(sweep[k])}</td>"
-        for k in ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name")
-    )
+# The release pages' tables hold every judged pair and every sweep not compared (tens of thousands of
+# rows at 1 M facts): their rows are written by polars expressions, column by column, never a Python
+# call per row. `_escaped` is `_e` (html.escape with quotes) for a column.
+def _escaped(column: str):
+    import polars as pl
+
+    expr = pl.col(column).cast(pl.String).fill_null("")
+    for raw, entity in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#x27;")):
+        expr = expr.str.replace_all(raw, entity, literal=True)
+    return expr
 
 
-def _config_cell(sweep: dict) -> str:
-    return f"<td class='long'><code>{_e(sweep['x_name'])}</code> · <code>{_e(sweep['extra_config'])}</code></td>"
+def _cells(*parts) -> object:
+    """One HTML text per row: the parts (polars expressions, or literal HTML) joined."""
+    import polars as pl
+
+    return pl.concat_str([pl.lit(p) if isinstance(p, str) else p for p in parts])
 
 
-def _comparison_table(data: SiteData, rows: list[Comparison], table_id: str) -> str:
-    head = (
-        "",
-        "kernel",
-        "provider",
-        "pass",
-        "metric",
-        "GPU",
-        "x · config",
-        "versions",
-        "verdict",
-        "ratio",
-        "reference",
-        "normalized",
-        "threshold",
-        "bands",
-        "runs",
-        "reason",
-    )
-    body = []
-    for c in rows:
-        s = data.sweeps[c.sweep]
-        ref = f"{_e(c.reference_providers)} {_ratio(c.reference_ratio)}" if c.reference_providers else ""
-        body.append(
-            f"<tr><td><a href='index.html#s={c.sweep}'>plot</a></td>{_sweep_cells(s)}{_config_cell(s)}"
-            f"<td>{_e(c.from_version)} → {_e(c.to_version)}</td><td>{_badge(c.verdict)}</td>"
-            f"<td>{_ratio(c.ratio)}</td><td>{ref}</td><td>{_ratio(c.normalized_ratio)}</td>"
-            f"<td>{_pct(c.threshold, '±')}</td><td>{_pct(c.band_fraction)}</td>"
-            f"<td>{_e(c.from_runs)} / {_e(c.to_runs)}</td><td class='reason'>{_e(c.reason)}</td></tr>"
-        )
+def _sweep_cells_expr() -> list:
+    cells: list = []
+    for k in ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name"):
+        cells += ["<td>", _escaped(k), "</td>"]
+    return [*cells, "<td class='long'><code>", _escaped("x_name"), "</code> · <code>", _escaped("extra_config"),
+            "</code></td>"]  # fmt: skip
+
+
+def _comparison_rows(comparisons) -> object:
+    """Each comparison's table row (`_comparison_table`)."""
+    import polars as pl
+
+    badge_color = pl.col("verdict").replace_strict(VERDICT_COLORS, default="#444", return_dtype=pl.String)
+    reference = pl.when(pl.col("reference_providers").fill_null("") != "").then(
+        pl.concat_str([_escaped("reference_providers"), pl.lit(" "), pl.col("reference_ratio_text")])
+    ).otherwise(pl.lit(""))  # fmt: skip
+    return comparisons.select(
+        _cells(
+            "<tr><td><a href='index.html#s=", pl.col("sweep").cast(pl.String), "'>plot</a></td>", *_sweep_cells_expr(),
+            "<td>", _escaped("from_version"), " → ", _escaped("to_version"), "</td>",
+            "<td><span class='badge' style='background:", badge_color, "'>", _escaped("verdict"), "</span></td>",
+            "<td>", pl.col("ratio_text"), "</td><td>", reference, "</td>",
+            "<td>", pl.col("normalized_ratio_text"), "</td><td>", pl.col("threshold_text"), "</td>",
+            "<td>", pl.col("band_fraction_text"), "</td>",
+            "<td>", _escaped("from_runs"), " / ", _escaped("to_runs"), "</td><td class='reason'>", _escaped("reason"),
+            "</td></tr>",
+        ).alias("html")
+    )["html"]  # fmt: skip
+
+
+_COMPARISON_HEAD = (
+    "", "kernel", "provider", "pass", "metric", "GPU", "x · config", "versions", "verdict", "ratio", "reference",
+    "normalized", "threshold", "bands", "runs", "reason",
+)  # fmt: skip
+
+
+def _comparison_table(rows: list[str], table_id: str) -> str:
     return (
         f"<div class='tablewrap'><table id='{table_id}'><thead><tr>"
-        + "".join(f"<th>{h}</th>" for h in head)
-        + f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        + "".join(f"<th>{h}</th>" for h in _COMPARISON_HEAD)
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
-def release_html(data: SiteData, version: str, coverage: VersionCoverage | None) -> str:
+def release_rows(data: SiteData) -> tuple[object, object]:
+    """The comparisons and the not-compared sweeps with each row's HTML (``html``), for every page at once."""
+    comparisons = data.comparisons.with_columns(html=_comparison_rows(data.comparisons))
+    not_compared = data.not_compared.with_columns(
+        html=_cells("<tr>", *_sweep_cells_expr(), "<td>", _escaped("reason"), "</td><td>", _escaped("to_runs"),
+                    "</td></tr>")
+    ).select("version", "html")  # fmt: skip
+    return comparisons.select("to_version", "verdict", "html"), not_compared
+
+
+def release_html(data: SiteData, version: str, coverage: VersionCoverage | None, rows: tuple | None = None) -> str:
+    """One release's page; ``rows``: `release_rows(data)`, written once for all the pages."""
+    import polars as pl
+
     versions = data.versions
     i = versions.index(version)
     prev_link = (
@@ -191,10 +211,12 @@ def release_html(data: SiteData, version: str, coverage: VersionCoverage | None)
         if i + 1 < len(versions)
         else "<span></span>"
     )
-    compared = [c for c in data.comparisons if c.to_version == version and c.verdict != "insufficient"]
-    moved = [c for c in compared if c.verdict in FLAGGED_VERDICTS]
-    unchanged = [c for c in compared if c.verdict not in FLAGGED_VERDICTS]
-    not_compared = data.not_compared.get(version, [])
+    comparisons, not_compared = rows if rows is not None else release_rows(data)
+    compared = comparisons.filter(pl.col("to_version") == version, pl.col("verdict").ne_missing("insufficient"))
+    flagged = pl.col("verdict").is_in(FLAGGED_VERDICTS).fill_null(False)
+    moved = compared.filter(flagged)["html"].to_list()
+    unchanged = compared.filter(~flagged)["html"].to_list()
+    not_compared = not_compared.filter(pl.col("version") == version)["html"].to_list()
     parts = [
         _head(f"Liger {version}"),
         f"<nav class='pager'>{prev_link}<a href='index.html'>dashboard</a>{next_link}</nav>",
@@ -211,23 +233,19 @@ def release_html(data: SiteData, version: str, coverage: VersionCoverage | None)
         )
     parts.append(f"<h2>What moved ({len(moved):,})</h2>")
     parts.append(
-        _comparison_table(data, moved, "moved")
+        _comparison_table(moved, "moved")
         if moved
         else "<p class='muted'>No sweep compared at this release moved beyond its noise.</p>"
     )
     parts.append(
         f"<details><summary>Compared and unchanged ({len(unchanged):,})</summary>"
-        f"{_comparison_table(data, unchanged, 'unchanged')}</details>"
-    )
-    rows = "".join(
-        f"<tr>{_sweep_cells(r)}{_config_cell(r)}<td>{_e(r['reason'])}</td><td>{_e(r['to_runs'])}</td></tr>"
-        for r in not_compared
+        f"{_comparison_table(unchanged, 'unchanged')}</details>"
     )
     parts.append(
         f"<details><summary>Not compared ({len(not_compared):,})</summary><div class='tablewrap'>"
         "<table id='not-compared'><thead><tr><th>kernel</th><th>provider</th><th>pass</th><th>metric</th>"
         "<th>GPU</th><th>x · config</th><th>why not</th><th>runs</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div></details>"
+        f"<tbody>{''.join(not_compared)}</tbody></table></div></details>"
     )
     parts.append("</body></html>")
     return "".join(parts)

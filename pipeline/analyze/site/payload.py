@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
 
@@ -73,26 +74,6 @@ class _Strings:
 
 
 @dataclass
-class Comparison:
-    """One row of ``sweep_regressions`` as the release pages need it."""
-
-    sweep: int
-    from_version: str | None
-    to_version: str | None
-    verdict: str
-    ratio: float | None
-    reference_ratio: float | None
-    normalized_ratio: float | None
-    threshold: float | None
-    band_fraction: float | None
-    points: int | None
-    from_runs: int | None
-    to_runs: int | None
-    reference_providers: str | None
-    reason: str | None
-
-
-@dataclass
 class SiteData:
     """The payload the page embeds, plus what the release pages render on the Python side."""
 
@@ -100,8 +81,10 @@ class SiteData:
     axis_mode: str
     versions: list[str]  # PEP 440 order
     sweeps: list[dict]  # id -> {kernel_name, ..., is_liger}
-    comparisons: list[Comparison] = field(default_factory=list)
-    not_compared: dict[str, list[dict]] = field(default_factory=dict)  # version -> version_coverage rows
+    # every judged version pair of a plotted sweep, one row each (`COMPARISON_COLUMNS`), newest first
+    comparisons: Any = None  # polars.DataFrame
+    # the rows of version_coverage no earlier version was compared with (`NOT_COMPARED_COLUMNS`)
+    not_compared: Any = None  # polars.DataFrame
     axis_labels_by_version: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -179,59 +162,76 @@ def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank:
     return axis_labels, axis_ver, axis_index, points_sql
 
 
-def _comparisons(con, sweep_id: dict[tuple, int], ver_of_rank: dict, strings: dict) -> tuple[list, list[list]]:
-    """Every judged version pair of a plotted sweep: the objects the pages show, and their encoded rows."""
-    comparisons: list[Comparison] = []
-    cmp_rows: list[list] = []
-    for r in _records(
-        con,
-        f"""
-            select {_SWEEP_COLS}, from_version, to_version, from_version_rank, to_version_rank, verdict,
-                   geomean_ratio, geomean_reference_ratio, geomean_normalized_ratio, threshold, band_fraction,
-                   shared_points, from_runs, to_runs, reference_providers, reason
-            from sweep_regressions
-            order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}""",
-    ):
-        sid = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
-        if sid is None or r["to_version_rank"] not in ver_of_rank:
-            continue
-        c = Comparison(
-            sweep=sid,
-            from_version=r["from_version"],
-            to_version=r["to_version"],
-            verdict=r["verdict"],
-            ratio=r["geomean_ratio"],
-            reference_ratio=r["geomean_reference_ratio"],
-            normalized_ratio=r["geomean_normalized_ratio"],
-            threshold=r["threshold"],
-            band_fraction=r["band_fraction"],
-            points=r["shared_points"],
-            from_runs=r["from_runs"],
-            to_runs=r["to_runs"],
-            reference_providers=r["reference_providers"],
-            reason=r["reason"],
-        )
-        comparisons.append(c)
-        cmp_rows.append(
-            [
-                sid,
-                ver_of_rank.get(r["from_version_rank"], -1),
-                ver_of_rank[r["to_version_rank"]],
-                strings["verdict"](c.verdict),
-                sig4(c.ratio),
-                sig4(c.reference_ratio),
-                sig4(c.normalized_ratio),
-                sig4(c.threshold),
-                sig4(c.band_fraction),
-                c.points,
-                c.from_runs,
-                c.to_runs,
-                strings["refs"](c.reference_providers),
-                strings["reason"](c.reason),
-            ]
-        )
+# A comparison's numbers: as judged, as the pages write them (printf, Python's own rounding: ``×1.235``,
+# ``±6.9%``; "" when none), and rounded for the payload (`sig4`).
+_COMPARISON_NUMBERS = {
+    "ratio": ("geomean_ratio", "'×%.3f'", 1),
+    "reference_ratio": ("geomean_reference_ratio", "'×%.3f'", 1),
+    "normalized_ratio": ("geomean_normalized_ratio", "'×%.3f'", 1),
+    "threshold": ("threshold", "'±%.1f%%'", 100),
+    "band_fraction": ("band_fraction", "'%.1f%%'", 100),
+}
+COMPARISON_COLUMNS = (
+    "sweep", *SWEEP_KEY, "from_version", "to_version", "verdict", *_COMPARISON_NUMBERS,
+    *(f"{n}_text" for n in _COMPARISON_NUMBERS), "points", "from_runs", "to_runs", "reference_providers", "reason",
+)  # fmt: skip
 
-    return comparisons, cmp_rows
+
+def _encoded(frame, column: str, encode: _Strings):
+    """``column``'s dictionary codes, each distinct value encoded in the order it first comes (as a
+    pass over the rows would): Python once per distinct value."""
+    import polars as pl
+
+    values = frame[column].unique(maintain_order=True).to_list()
+    codes = pl.DataFrame(
+        {column: values, "code": [encode(v) for v in values]}, schema={column: frame.schema[column], "code": pl.Int64}
+    )
+    return frame.join(codes, on=column, how="left", nulls_equal=True, maintain_order="left")["code"]
+
+
+def _ver_index(frame, column: str, ver_of_rank: dict):
+    """Each row's version index on the axis for the rank ``column`` (null: not an orderable version)."""
+    import polars as pl
+
+    ranks = pl.DataFrame(
+        {column: list(ver_of_rank), "ver": list(ver_of_rank.values())}, schema_overrides={"ver": pl.Int64}
+    )
+    ranks = ranks.cast({column: frame.schema[column]})
+    return frame.join(ranks, on=column, how="left", maintain_order="left")["ver"]
+
+
+def _comparisons(con, sweep_frame, ver_of_rank: dict, strings: dict):
+    """Every judged version pair of a plotted sweep: the rows the pages show (`COMPARISON_COLUMNS`) and
+    their encoded rows for the payload. One query, the sweep ids and codes joined in polars."""
+    import polars as pl
+
+    numbers = ", ".join(
+        f"cast({src} as double) as {name}, {sig4_sql(f'cast({src} as double)')} as {name}_sig4, "
+        f"coalesce(printf({template}, {scale} * cast({src} as double)), '') as {name}_text"
+        for name, (src, template, scale) in _COMPARISON_NUMBERS.items()
+    )
+    sql = f"""
+        select {_SWEEP_COLS}, from_version, to_version, from_version_rank, to_version_rank, verdict, {numbers},
+               shared_points as points, from_runs, to_runs, reference_providers, reason
+        from sweep_regressions
+        order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}"""
+    frame = pl.from_arrow(con.sql(sql).to_arrow_table())
+    frame = frame.join(sweep_frame.select("sid", *SWEEP_KEY), on=list(SWEEP_KEY), how="inner", nulls_equal=True,
+                       maintain_order="left").rename({"sid": "sweep"})  # fmt: skip
+    frame = frame.with_columns(
+        to_ver=_ver_index(frame, "to_version_rank", ver_of_rank),
+        from_ver=_ver_index(frame, "from_version_rank", ver_of_rank).fill_null(-1),
+    ).filter(pl.col("to_ver").is_not_null())
+    frame = frame.with_columns(
+        verdict_code=_encoded(frame, "verdict", strings["verdict"]),
+        refs_code=_encoded(frame, "reference_providers", strings["refs"]),
+        reason_code=_encoded(frame, "reason", strings["reason"]),
+    )
+    encoded = frame.select(
+        "sweep", "from_ver", "to_ver", "verdict_code", *(f"{n}_sig4" for n in _COMPARISON_NUMBERS),
+        "points", "from_runs", "to_runs", "refs_code", "reason_code",
+    )  # fmt: skip
+    return frame.select(COMPARISON_COLUMNS), [list(r) for r in encoded.rows()]
 
 
 def sig4_sql(column: str) -> str:
@@ -259,18 +259,16 @@ def _point_frame(con, points_sql: str, axis_index: dict):
 
 
 def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, strings: dict):
-    """Each plotted sweep once (its id, its encoded row) and its points in x order, axis order: one
-    query, the grouping and ordering in polars, Python once per sweep (never once per point)."""
+    """Each plotted sweep once (its id and key as a frame; as dicts; its encoded row) and its points in x
+    order, axis order: one query, the grouping and ordering in polars, Python once per sweep (never once per point)."""
     import polars as pl
 
     frame = _point_frame(con, points_sql, axis_index)
-    sweep_id: dict[tuple, int] = {}
     sweeps: list[dict] = []
     sweep_rows: list[list] = []
     firsts = frame.group_by("sid").agg(pl.col([*SWEEP_KEY, "metric_unit"]).first()).sort("sid")
     for row in firsts.iter_rows(named=True):
         key = tuple(row[k] for k in SWEEP_KEY)
-        sweep_id[key] = len(sweeps)
         sweep = {k: row[k] for k in SWEEP_KEY} | {"metric_unit": row["metric_unit"]}
         sweep["is_liger"] = bool(is_liger.get(row["kernel_provider"], False))
         sweeps.append(sweep)
@@ -295,7 +293,7 @@ def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, s
         pl.col("ax").max(), pl.col("runs").filter(pl.col("ax") == pl.col("ax").max()).max()
     )
     newest = [(int(a), int(r)) for a, r in newest_rows.sort("sid").select("ax", "runs").rows()]
-    return sweep_id, sweeps, sweep_rows, points, newest
+    return firsts, sweeps, sweep_rows, points, newest
 
 
 def build_payload(con) -> SiteData:
@@ -313,22 +311,9 @@ def build_payload(con) -> SiteData:
 
     axis_labels, axis_ver, axis_index, points_sql = _axis(con, commit_mode, ranks, versions, ver_of_rank)
 
-    sweep_id, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
-
-    comparisons, cmp_rows = _comparisons(con, sweep_id, ver_of_rank, strings)
-
-    not_compared: dict[str, list[dict]] = {}
-    if "version_coverage" in relations:
-        for r in _records(
-            con,
-            f"""
-                select {_SWEEP_COLS}, version_rank, reason, to_runs from version_coverage
-                where compared_with is null
-                order by version_rank, reason, {_SWEEP_COLS}""",
-        ):
-            if r["version_rank"] in ver_of_rank:
-                r["sweep"] = sweep_id.get(tuple(r[k] for k in SWEEP_KEY))
-                not_compared.setdefault(versions[ver_of_rank[r["version_rank"]]], []).append(r)
+    sweep_frame, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
+    comparisons, cmp_rows = _comparisons(con, sweep_frame, ver_of_rank, strings)
+    not_compared = _not_compared(con, relations, ranks)
 
     labels_by_version: dict[str, list[str]] = {}
     for label, ver in zip(axis_labels, axis_ver, strict=True):
@@ -345,7 +330,7 @@ def build_payload(con) -> SiteData:
         "pts": points,
         "runs": [n for _, n in newest],
         "cmp": cmp_rows,
-        "suspects": _suspects(con, relations, sweeps, sweep_id),
+        "suspects": _suspects(con, relations, sweeps),
     }
     return SiteData(
         payload=payload,
@@ -358,7 +343,29 @@ def build_payload(con) -> SiteData:
     )
 
 
-def _suspects(con, relations: set[str], sweeps: list[dict], sweep_id: dict[tuple, int]) -> dict | None:
+NOT_COMPARED_COLUMNS = (*SWEEP_KEY, "version", "reason", "to_runs")
+
+
+def _not_compared(con, relations: set[str], ranks: list[tuple[int, str]]):
+    """The sweeps of each version that no earlier version was compared with, and why (version_coverage);
+    ``version`` is the version's label on the axis (its rank's)."""
+    import polars as pl
+
+    schema = dict.fromkeys(NOT_COMPARED_COLUMNS, pl.String) | {"to_runs": pl.Int64}
+    if "version_coverage" not in relations:
+        return pl.DataFrame(schema=schema)
+    frame = pl.from_arrow(
+        con.sql(f"""
+            select {_SWEEP_COLS}, version_rank, reason, to_runs from version_coverage
+            where compared_with is null
+            order by version_rank, reason, {_SWEEP_COLS}""").to_arrow_table()
+    )
+    labels = pl.DataFrame({"version_rank": [r for r, _ in ranks], "version": [v for _, v in ranks]})
+    labels = labels.cast({"version_rank": frame.schema["version_rank"]})
+    return frame.join(labels, on="version_rank", how="inner", maintain_order="left").select(NOT_COMPARED_COLUMNS)
+
+
+def _suspects(con, relations: set[str], sweeps: list[dict]) -> dict | None:
     """Hook for the coming ``commit_suspects`` view: its rows, attached to the sweeps they name.
 
     Whatever sweep-key columns the view has are matched (a row without x_name / extra_config names every

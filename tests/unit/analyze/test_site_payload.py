@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -125,6 +126,14 @@ def test_write_site_escapes_and_loads_nothing_external(tmp_path, commits):
     release = (out / release_file_name("0.10.0")).read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in release
     assert "regression" in release and "index.html#s=" in release
+    # the rows are written column by column (polars): each cell as the per-value Python rules write it
+    with open_readonly(db) as con:
+        ratio, threshold, reason, runs = con.execute(
+            "select geomean_ratio, threshold, reason, to_runs from sweep_regressions where verdict = 'regression'"
+        ).fetchone()
+    assert f"<td>×{ratio:.3f}</td>" in release and f"<td>±{100 * threshold:.1f}%</td>" in release
+    assert f"<td class='reason'>{html.escape(reason, quote=True)}</td>" in release and f"/ {runs}</td>" in release
+    assert "<span class='badge' style='background:#d62728'>regression</span>" in release
     assert "first version of the series" in (out / release_file_name("0.1.0")).read_text()
     # a second build replaces the files; a release gone from the warehouse loses its page
     (out / "release-9.9.9.html").write_text("stale")
