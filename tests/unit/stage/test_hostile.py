@@ -142,6 +142,7 @@ ALLOWED_INTERPOLATIONS = {
         "MAX_SUSPECT_ROWS",
         "points_sql",
         "rounded",
+        "numbers",  # the comparison numbers' columns and printf formats: constants of _COMPARISON_NUMBERS
     },
     "pipeline/analyze/report/launch.py": {
         "LAUNCH_MIN_POINTS",
