@@ -84,3 +84,59 @@ def test_a_wiped_instance_takes_new_runs(tmp_path):
         again = dg.materialize([tiny], instance=instance)
         assert [r.run_id for r in instance.get_runs()] == [again.run_id]
         assert instance.get_latest_materialization_event(dg.AssetKey("tiny")).run_id == again.run_id
+
+
+def _shape(db: Path) -> tuple:
+    """A SQLite database's schema, alembic revision and journal mode."""
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        return (
+            sorted(con.execute("select type, name, sql from sqlite_master").fetchall()),
+            con.execute("select version_num from alembic_version").fetchall(),
+            con.execute("pragma journal_mode").fetchone(),
+        )
+
+
+def test_a_runs_database_is_made_as_dagsters_own_storage_makes_it(tmp_path):
+    """The kept-engine event log makes a run's new database itself (the migration scripts read once per
+    process): the same tables, indexes, revision and WAL as Dagster's own storage makes, read by it."""
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
+    from pipeline.defs.sqlite_storage import _EventLogKeepingEngines
+
+    ours, theirs = _EventLogKeepingEngines(str(tmp_path / "ours")), SqliteEventLogStorage(str(tmp_path / "theirs"))
+    for storage in (ours, theirs):
+        with storage.run_connection("run-a"):
+            pass
+    assert _shape(tmp_path / "ours" / "run-a.db") == _shape(tmp_path / "theirs" / "run-a.db")
+    assert _shape(tmp_path / "ours" / "index.db") == _shape(tmp_path / "theirs" / "index.db")
+    assert _shape(tmp_path / "ours" / "run-a.db")[2] == ("wal",)
+    home = _home(tmp_path)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        run_id = dg.materialize([tiny], instance=instance).run_id
+    with dg.DagsterInstance.from_config(str(home), config_filename="absent.yaml") as plain:
+        assert any(e.dagster_event and e.dagster_event.is_step_success for e in plain.all_logs(run_id))
+
+
+def test_an_index_with_tables_but_no_revision_goes_through_dagsters_own_path(tmp_path):
+    """An index with Dagster's tables but no alembic_version (made before Dagster stamped SQLite
+    databases) is stamped by Dagster's own path, as Dagster's own storage does."""
+    import sqlite3
+
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
+    from pipeline.defs.sqlite_storage import _EventLogKeepingEngines
+
+    expected = {}
+    for name, cls in (("ours", _EventLogKeepingEngines), ("theirs", SqliteEventLogStorage)):
+        folder = tmp_path / name
+        cls(str(folder)).dispose()
+        with sqlite3.connect(folder / "index.db") as con:
+            con.execute("drop table alembic_version")
+        storage = cls(str(folder))
+        with storage.index_connection():
+            pass
+        storage.dispose()
+        expected[name] = _shape(folder / "index.db")
+    assert expected["ours"] == expected["theirs"]

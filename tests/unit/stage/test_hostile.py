@@ -105,6 +105,7 @@ ALLOWED_INTERPOLATIONS = {
         "', '.join(key)",
         "', '.join(fact_key)",
         "source",
+        "dep",  # a model keyed on the same source (its name from our own MODEL headers)
         "quoted",
         "t.keys",
         "finer.keys",
