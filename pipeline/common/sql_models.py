@@ -46,6 +46,10 @@ class FactSteps(BaseModel):
     sql: str
 
 
+# aggregates whose result over all rows is the same aggregate over their results on any split
+SELF_MERGING = frozenset({"sum", "min", "max", "bool_and", "bool_or"})
+
+
 class ModelHeader(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -64,11 +68,12 @@ class ModelHeader(BaseModel):
     # How a view's step maps back to the facts: a model keyed on this view with `columns` in its key
     # narrows the facts to those of the touched steps as well (see FactSteps).
     fact_steps: FactSteps | None = None
-    # A model of aggregates over the facts whose row for a key, over old and new facts together, is
-    # its row over the old ones merged with its row over the new ones alone: these columns by their
-    # function, every other column not in the key the same in both (a function of the key). An
+    # A model of aggregates over the facts whose row, over old and new facts together, is its row
+    # over the old ones merged with its row over the new ones alone: rows with every other column
+    # equal are one row, these columns merged by an aggregate over those rows (a function name,
+    # applied to the column, or an expression: `list_median(flatten(list(p50_runs)))`). An
     # incremental run then reads the new facts only, not every fact of the touched keys.
-    incremental_merge: dict[str, Literal["sum", "min", "max"]] = Field(default_factory=dict)
+    incremental_merge: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:
@@ -76,8 +81,12 @@ class ModelHeader(BaseModel):
             object.__setattr__(self, "creates", (self.name,))
         if self.incremental_key and self.materialized != "table":
             raise ValueError("incremental_key needs materialized: table")
-        if self.incremental_merge and (not self.incremental_key or self.incremental_key_from != "fact_measurement"):
-            raise ValueError("incremental_merge needs an incremental_key from fact_measurement")
+        if self.incremental_merge and not self.incremental_key:
+            raise ValueError("incremental_merge needs an incremental_key")
+        for column, rule in self.incremental_merge.items():
+            # a function alone must merge its own results (a median of medians is not the median)
+            if rule.isidentifier() and rule not in SELF_MERGING:
+                raise ValueError(f"incremental_merge {column}: {rule} does not merge itself; write the expression")
         if set(self.incremental_merge) & set(self.incremental_key):
             raise ValueError("incremental_merge names a key column")
         return self

@@ -3,6 +3,28 @@ name: series_steps
 materialized: table
 incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
 incremental_key_from: ranked_measurements
+incremental_merge:
+  metric_unit: max
+  x_label: max
+  x_numeric: max
+  step_label: max
+  liger_version: max
+  version_rank: max
+  benchmarked_commit: max
+  release: max
+  alias_provider: max
+  observed_at: max
+  first_observed_at: min
+  runs: sum
+  p50_min: min
+  p50_max: max
+  p20: min
+  p80: max
+  p50_runs: list_sort(flatten(list(p50_runs)))
+  p50: list_median(flatten(list(p50_runs)))
+  spread_log: ln(max(p50_max) / min(p50_min))
+  step_commit_list: list_sort(list_distinct(flatten(list(step_commit_list))))
+  step_commits: len(list_distinct(flatten(list(step_commit_list))))
 depends_on: [ranked_measurements]
 */
 -- series_steps: one row per axis, series and step (a version, or a benchmarked commit),
@@ -21,6 +43,9 @@ depends_on: [ranked_measurements]
 --                 may be different commits: then they are not re-runs)
 --   alias_provider the provider name as measured when a rename was applied
 --   observed_at   the latest run; first_observed_at the earliest.
+--   p50_runs      every run's p50, in order, and step_commit_list the distinct benchmarked
+--                 commits: a new snapshot's runs are merged into a kept step (its median taken
+--                 again over both) without reading the step's earlier runs (incremental_merge).
 -- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
 -- version here (liger_version shows the greater text).
 select
@@ -44,11 +69,13 @@ select
     max(benchmarked_commit) as benchmarked_commit,
     max(release) as release,
     count(distinct benchmarked_commit) as step_commits,
+    list_sort(list_distinct(list(benchmarked_commit))) as step_commit_list,
     max(case when measured_provider <> kernel_provider then measured_provider end) as alias_provider,
     max(observed_at) as observed_at,
     min(observed_at) as first_observed_at,
     count(*) as runs,
     median(p50) as p50,
+    list_sort(list(p50)) as p50_runs,
     min(p50) as p50_min,
     max(p50) as p50_max,
     ln(max(p50) / min(p50)) as spread_log,

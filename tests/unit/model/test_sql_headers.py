@@ -106,19 +106,25 @@ def test_an_incremental_key_is_columns_of_its_source_and_of_the_model(shipped_wa
             assert set(m.header.incremental_merge) <= columns(m.name), (m.name, m.header.incremental_merge)
 
 
-def test_a_merge_without_a_key_from_the_facts_or_of_a_key_column_is_refused(tmp_path: Path):
+def test_a_merge_without_a_key_of_a_key_column_or_by_a_function_that_does_not_merge_itself_is_refused(
+    tmp_path: Path,
+):
     header = "/* MODEL\nname: counts\nmaterialized: table\n{}\n*/\nselect 1\n"
     for body, reason in (
         ("incremental_merge: {n: sum}", "needs an incremental_key"),
-        ("incremental_key: [k]\nincremental_key_from: series_steps\nincremental_merge: {n: sum}", "needs"),
         ("incremental_key: [k]\nincremental_merge: {k: max}", "names a key column"),
-        ("incremental_key: [k]\nincremental_merge: {n: median}", "bad header"),
+        ("incremental_key: [k]\nincremental_merge: {n: median}", "does not merge itself"),
+        ("incremental_key: [k]\nincremental_merge: {n: [sum]}", "bad header"),
     ):
         (tmp_path / "counts.sql").write_text(header.format(body))
         with pytest.raises(ModelError, match=reason):
             load_models(tmp_path)
-    (tmp_path / "counts.sql").write_text(header.format("incremental_key: [k]\nincremental_merge: {n: sum}"))
-    assert load_models(tmp_path)[0].header.incremental_merge == {"n": "sum"}
+    merges = "{n: sum, p50: 'list_median(flatten(list(p50_runs)))'}"
+    (tmp_path / "counts.sql").write_text(
+        header.format(f"incremental_key: [k]\nincremental_key_from: series_steps\nincremental_merge: {merges}")
+    )
+    merged = load_models(tmp_path)[0].header.incremental_merge
+    assert merged == {"n": "sum", "p50": "list_median(flatten(list(p50_runs)))"}
 
 
 def _passes_through(model, column: str, schema: dict) -> str | None:

@@ -120,9 +120,9 @@ ALLOWED_INTERPOLATIONS = {
         "NO_NEW_PROVENANCE",
         "MOVED_SOURCE_SIGHTINGS if moved else ''",
         # a merged refresh: the key's columns from the MODEL header, the aggregates of its
-        # `incremental_merge` (validated to sum/min/max) over the model's own column names
+        # `incremental_merge` (our own SQL in that header) over the model's own column names
         "_on(key, quoted)",
-        "picked",
+        "', '.join(grain + merged)",
     },
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {

@@ -129,9 +129,10 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     assert first["mode"] == "full" and second["mode"] == "incremental"
     assert any("key(s)" in v for v in second["refreshed"].values()), second["refreshed"]
     # the point's other versions' facts stay out of the models keyed on the step
-    assert second["refreshed"]["series_steps"].endswith("(facts by step)"), second["refreshed"]
-    # counted over the new facts alone and added to the kept counts
-    assert second["refreshed"]["version_kernel_gpus"].endswith("(merged)"), second["refreshed"]
+    assert second["refreshed"]["reference_measurements"].endswith("(facts by step)"), second["refreshed"]
+    # counted (a step's runs: listed) over the new facts alone and merged into the kept rows
+    for merged in ("version_kernel_gpus", "series_steps", "sweep_points"):
+        assert second["refreshed"][merged].endswith("(merged)"), second["refreshed"]
     full = Warehouse(wh.root_uri, tmp_path / "full")
     assert build_duckdb(full, full.published(seq=2))["mode"] == "full"
     assert second["fact_provenance"].endswith("measurement(s)")  # refreshed for new sightings only
