@@ -42,6 +42,7 @@ INPUTS = (
     "ki_staged",
     "problems",
     "known_gpu",
+    "known_dim_digest",
     "known_record",
 )
 # Placeholders the model files use for rules that live in contracts/ only.
@@ -114,6 +115,7 @@ CSV_STAGED_SQL = f"""
     from joined
 """
 EMPTY_KNOWN_GPU = "select null::varchar as gpu_name where false"
+EMPTY_KNOWN_DIM_DIGEST = "select null::varchar as digest where false"
 EMPTY_KNOWN_RECORD = (
     "select null::varchar as kernel_operation_mode, null::varchar as gpu_name, "
     "null::timestamptz as observed_at, null::varchar as protocol_digest, "
@@ -140,7 +142,7 @@ def models() -> list:
         ModelHeader(
             name="kernelindex_objects",
             description="KernelIndex's objects per distinct identity key of the batch's 'kernelindex' rows",
-            depends_on=("csv_fact",),
+            depends_on=("csv_fact", "known_dim_digest"),
             creates=tuple(KERNELINDEX_OBJECTS),
         ),
         run=_register_kernelindex_objects,
@@ -182,13 +184,16 @@ def _register_derived(con: duckdb.DuckDBPyConnection) -> None:
 
 def _register_kernelindex_objects(con: duckdb.DuckDBPyConnection) -> None:
     """KernelIndex's workload, implementation, protocol and environment of every distinct identity key of the
-    batch (thousands, not millions), whole (metadata included) as its importer makes them."""
+    batch (thousands, not millions), whole (metadata included) as its importer makes them; not those whose
+    digest the warehouse holds already (`known_dim_digest`): the merge appends only new digests, and a
+    digest names one object."""
     for table, (attribute, columns) in KERNELINDEX_OBJECTS.items():
         picked = ", ".join(f"any_value({c.split(' as ')[0]}) as {c.split(' as ')[-1]}" for c in columns)
         digest = attribute_digest(attribute)
         rows = con.execute(
             f"""select {digest}, any_value(ki_identity_key), {picked}
-                from csv_fact where ki_identity_key is not null group by 1"""
+                from csv_fact where ki_identity_key is not null
+                and {digest} not in (select digest from known_dim_digest where digest is not null) group by 1"""
         ).fetchall()
         objects = []
         for row in rows:
@@ -215,6 +220,7 @@ def run_models(
     *,
     known_gpu: str = EMPTY_KNOWN_GPU,
     known_record: str = EMPTY_KNOWN_RECORD,
+    known_dim_digest: str = EMPTY_KNOWN_DIM_DIGEST,
 ) -> list[str]:
     """Register the batch and run every model file; returns the files applied."""
     con.register("batch_source_in", sources_table(sources, staging_path))
@@ -250,6 +256,7 @@ def run_models(
     )
     con.execute(f"create or replace temp table known_gpu as {known_gpu}")
     con.execute(f"create or replace temp table known_record as {known_record}")
+    con.execute(f"create or replace temp table known_dim_digest as {known_dim_digest}")
     for macro in MACROS:
         con.execute(macro)
     applied = []

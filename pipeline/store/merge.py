@@ -213,6 +213,9 @@ class Merger:
                 "known_gpu": "select distinct gpu_name from published_fact_measurement where origin <> 'kernelindex'",
                 "known_record": "select kernel_operation_mode, gpu_name, observed_at, protocol_digest, "
                 "environment_digest from published_kernelindex_record",
+                "known_dim_digest": " union all ".join(
+                    f"select {key} as digest from published_{dim}" for dim, key in DIM_KEYS.items()
+                ),
             }
         normalize.run_models(con, sources, self.staging.path, self.staging.empty_templates(), problems, **kwargs)
 

@@ -214,6 +214,7 @@ ALLOWED_INTERPOLATIONS = {
         "name",
         "known_gpu",
         "known_record",
+        "known_dim_digest",  # (with the two above) the merge's own queries of the published tables
         "macro",
         "picked",
         "digest",
