@@ -10,6 +10,7 @@ from pydantic import Field
 from pipeline.analyze.report.queries import newest_overview
 from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
 from pipeline.analyze.site import write_site
+from pipeline.common import prefetch
 from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.duckdb_build import built_state
@@ -97,6 +98,7 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
         rebuilt = False
         context.log.info("warehouse unchanged since the last dashboard: kept it")
     else:
+        prefetch.start(prefetch.DASHBOARD)
         write_site(root / "liger.duckdb", out_dir)
         tmp = atomic_path(stamp)
         tmp.write_text(json.dumps({"key": key}, default=str))

@@ -244,11 +244,14 @@ def sig4_sql(column: str) -> str:
 def _point_frame(con, points_sql: str, axis_index: dict):
     """The points on the axis, in the query's order, with their sweep's id (the order its first point
     comes in), their axis index, and their x value's first row in the sweep (the x order)."""
-    import polars as pl
-
     rounded = ", ".join(f"{sig4_sql(q)} as {q}" for q in ("p20", "p50", "p80"))
     sql = f"select * replace ({rounded}) from ({points_sql})"
-    frame = pl.from_arrow(con.sql(sql).to_arrow_table()).with_row_index("row")
+    # Queried before polars is imported: DuckDB works without the GIL, so the import a dashboard run
+    # starts at its beginning (prefetch.DASHBOARD) goes on beside the query instead of after it.
+    points = con.sql(sql).to_arrow_table()
+    import polars as pl
+
+    frame = pl.from_arrow(points).with_row_index("row")
     axis = pl.DataFrame({"axis_key": list(axis_index), "ax": list(axis_index.values())})
     frame = frame.join(axis.cast({"axis_key": frame.schema["axis_key"]}), on="axis_key", how="inner")
     frame = frame.sort("row").with_columns(
@@ -261,9 +264,9 @@ def _point_frame(con, points_sql: str, axis_index: dict):
 def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, strings: dict):
     """Each plotted sweep once (its id and key as a frame; as dicts; its encoded row) and its points in x
     order, axis order: one query, the grouping and ordering in polars, Python once per sweep (never once per point)."""
+    frame = _point_frame(con, points_sql, axis_index)
     import polars as pl
 
-    frame = _point_frame(con, points_sql, axis_index)
     sweeps: list[dict] = []
     sweep_rows: list[list] = []
     firsts = frame.group_by("sid").agg(pl.col([*SWEEP_KEY, "metric_unit"]).first()).sort("sid")
