@@ -62,9 +62,13 @@ def _head(title: str) -> str:
     )
 
 
+# a verdict's badge: its colour goes between the first two parts, the verdict (escaped) between the last two
+_BADGE = ("<span class='badge' style='background:", "'>", "</span>")
+
+
 def _badge(verdict: str | None) -> str:
     color = VERDICT_COLORS.get(verdict or "", "#444")
-    return f"<span class='badge' style='background:{color}'>{_e(verdict)}</span>"
+    return f"{_BADGE[0]}{color}{_BADGE[1]}{_e(verdict)}{_BADGE[2]}"
 
 
 def _verdict_counts(verdicts: dict[str, int]) -> str:
@@ -163,7 +167,7 @@ def _comparison_rows(comparisons) -> object:
         _cells(
             "<tr><td><a href='index.html#s=", pl.col("sweep").cast(pl.String), "'>plot</a></td>", *_sweep_cells_expr(),
             "<td>", _escaped("from_version"), " → ", _escaped("to_version"), "</td>",
-            "<td><span class='badge' style='background:", badge_color, "'>", _escaped("verdict"), "</span></td>",
+            "<td>", _BADGE[0], badge_color, _BADGE[1], _escaped("verdict"), _BADGE[2], "</td>",
             "<td>", pl.col("ratio_text"), "</td><td>", reference, "</td>",
             "<td>", pl.col("normalized_ratio_text"), "</td><td>", pl.col("threshold_text"), "</td>",
             "<td>", pl.col("band_fraction_text"), "</td>",
@@ -197,7 +201,7 @@ def release_rows(data: SiteData) -> tuple[object, object]:
     return comparisons.select("to_version", "verdict", "html"), not_compared
 
 
-def release_html(data: SiteData, version: str, coverage: VersionCoverage | None, rows: tuple | None = None) -> str:
+def release_html(data: SiteData, version: str, coverage: VersionCoverage | None, rows: tuple) -> str:
     """One release's page; ``rows``: `release_rows(data)`, written once for all the pages."""
     import polars as pl
 
@@ -211,7 +215,7 @@ def release_html(data: SiteData, version: str, coverage: VersionCoverage | None,
         if i + 1 < len(versions)
         else "<span></span>"
     )
-    comparisons, not_compared = rows if rows is not None else release_rows(data)
+    comparisons, not_compared = rows
     compared = comparisons.filter(pl.col("to_version") == version, pl.col("verdict").ne_missing("insufficient"))
     flagged = pl.col("verdict").is_in(FLAGGED_VERDICTS).fill_null(False)
     moved = compared.filter(flagged)["html"].to_list()
