@@ -142,7 +142,7 @@ def _guard(path: Path) -> driver.Guard:
             refused=(Reason.MISSING_REQUIRED_COLUMN, f"missing {','.join(missing)} in header: {text.strip()}")
         )
     scan = driver.Scan(MAX_LINE_BYTES, MAX_COLUMNS, Reason.LINE_TOO_LONG, Reason.LONG_ROW, skip_first_line=True)
-    return driver.Guard(scan=scan, context=(header, ki.header_problem(raw_header)))
+    return driver.Guard(scan=scan, context=(tuple(header), ki.header_problem(raw_header)))
 
 
 def _canonical_config(raw: str | None) -> str | None:
@@ -273,8 +273,9 @@ def ki_map(*arrays: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def _unique_columns(header: list[str]) -> dict[str, str]:
-    """Header names deduplicated so DuckDB accepts them (we only read the known ones, by name)."""
-    seen: dict[str, int] = {}
+    """Header names deduplicated so DuckDB accepts them (we only read the known ones, by name); a field
+    named like a column the query adds is read as a repeat."""
+    seen: dict[str, int] = dict.fromkeys(("row_no", "record_no", SOURCE_FILE), 1)
     columns: dict[str, str] = {}
     for h in header:
         name = h if h not in seen else f"{h}__dup{seen[h]}"
@@ -337,8 +338,7 @@ def _ki_sql() -> str:
 # KernelIndex's inputs per row: the identity's pieces (Python, once per distinct key), the timestamp's and
 # the quantiles as numbers and texts (SQL).
 _KI_INPUTS_SQL = (
-    """
-    ki_inputs as (
+    """ki_inputs as (
         select *,
             ki_identity(to_json(["""
     + ", ".join(KI_RAW[c] for c in ki.IDENTITY_COLUMNS)
@@ -363,18 +363,37 @@ _KI_INPUTS_SQL = (
     )"""
 )
 
-# Parse and cast: every field VARCHAR, read by name; each trimmed field trimmed once, for both the
-# empty check and the output.
-_PARSED_SQL = (
-    """
-    parsed as (
-        select row_number() over () as record_no, *
-        from read_csv($path, header = true, auto_detect = false, columns = $columns,
+# The column naming the file a row came from; a header field of that name is read as a repeat
+# (`_unique_columns`).
+SOURCE_FILE = "__source_file"
+# Read every field VARCHAR, by name, from one or several files of one header ($paths). The empty
+# OVER () keeps the order of the files and of each file's rows (DuckDB streams that window in order),
+# so a row's number in its file is its record's ordinal there.
+_READ_SQL = f"""
+    rows_read as (
+        select row_number() over () as row_no, *
+        from read_csv($paths, header = true, auto_detect = false, columns = $columns,
                       delim = ',', quote = '"', escape = '"', strict_mode = true,
-                      max_line_size = $max_line, store_rejects = true,
+                      max_line_size = $max_line, store_rejects = true, filename = '{SOURCE_FILE}',
                       rejects_table = 'csv_rejects', rejects_scan = 'csv_reject_scans')
     ),"""
-    + _KI_INPUTS_SQL
+# `file_rows`: each row and its record_no; `parsed`: what is judged, typed and mapped. Over several
+# files (snapshots of one file keep most of their lines), each distinct line once, joined back to its
+# rows by `staged_rows_sql`; over one file, whose lines are nearly all distinct, every row (finding the
+# distinct lines would cost 15 % more than it saves).
+_LINES_SQL = {
+    True: f"""
+    file_rows as (
+        select row_no - min(row_no) over (partition by {SOURCE_FILE}) + 1 as record_no, * exclude (row_no)
+        from rows_read
+    ),
+    parsed as (select distinct * exclude (record_no, {SOURCE_FILE}) from file_rows),""",
+    False: """
+    file_rows as (select row_no as record_no, * exclude (row_no) from rows_read),
+    parsed as (select * from file_rows),""",
+}
+_PARSED_SQL = (
+    _KI_INPUTS_SQL
     + """,
     casted as (
         select *,
@@ -407,9 +426,9 @@ for _v, _col in (("{V20}", "y_value_20"), ("{V50}", "y_value_50"), ("{V80}", "y_
     _PARSED_SQL = _PARSED_SQL.replace(_v, convert_sql(f"try_cast({_col} as double)", "trim(metric_unit)"))
 
 
-def _parse(job: driver.Job) -> None:
-    header, ki_problem = job.guard.context
-    columns = _unique_columns(header)
+def _line_values_sql(header: list[str], columns: dict[str, str], kept: str) -> str:
+    """`line_values`: the lines of `parsed` judged and typed, with the ``kept`` columns (what joins a
+    line to its rows)."""
     # every field of the line, for the occurrence number of rows identical in every field
     line_key = "md5_number(concat_ws(chr(31), " + ", ".join(f"coalesce({_q(c)}, '')" for c in columns) + "))"
     x_label = "x_label" if "x_label" in columns else "null::varchar"
@@ -418,34 +437,22 @@ def _parse(job: driver.Job) -> None:
     empty = " or ".join(
         f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null" for c in NON_EMPTY
     )
-    quantiles = quantile_reason_clauses("v20", "v50", "v80")
-    ki_columns = ", ".join(f"ki.{f} as {f}" for f in KI_FIELDS)
-    observed_at_text = observed_at_text_sql("ts")
-    future = future_timestamp_clause("ts")
-    digest = measurement_digest_sql()
-    # One streaming pass: parse, judge, hash and write. The empty OVER () keeps the file's row order
-    # (DuckDB streams that window in order), so record_no is the record's ordinal in the file.
-    # The output path is a parameter (duck.write_parquet): no path is ever pasted into SQL.
-    duck.write_parquet(
-        job.con,
-        f"""
-        with {_PARSED_SQL},
+    return f"""
         judged as (
             select *,
                 case
                     when {empty} then '{Reason.EMPTY_FIELD}'
                     when metric_unit__stored is null then '{Reason.UNKNOWN_UNIT}'
-                    {quantiles}
+                    {quantile_reason_clauses("v20", "v50", "v80")}
                     when ts is null then '{Reason.BAD_TIMESTAMP}'
-                    {future}
+                    {future_timestamp_clause("ts")}
                     when config_canonical is null then '{Reason.BAD_CONFIG_JSON}'
                 end as reason
             from casted
         ),
-        typed as (
+        line_values as (
             select
-                record_no,
-                'record ' || record_no as location,
+                {kept},
                 reason,
                 case when reason is not null then left({raw_expr}, {RAW_PREVIEW_CHARS}) end as raw,
                 kernel_name__trimmed as kernel_name,
@@ -459,30 +466,77 @@ def _parse(job: driver.Job) -> None:
                 config_canonical as extra_config,
                 gpu_name__trimmed as gpu_name,
                 ts as observed_at,
-                {observed_at_text} as observed_at_text,
+                {observed_at_text_sql("ts")} as observed_at_text,
                 liger_version__trimmed as liger_version,
                 v20 as p20, v50 as p50, v80 as p80,
                 {line_key} as line_key,
                 ki
             from judged
-        ),
+        )"""
+
+
+def staged_rows_sql(header: list[str], *, several: bool) -> tuple[str, dict]:
+    """The query staging the CSV files ``$paths`` (each of this header, in order; ``several`` when there
+    may be more than one): every row with the staged file's columns and the file it came from
+    (SOURCE_FILE), and its parameters but $paths and $ki_problem. One pass: parse, judge, map and hash;
+    over several files a line is judged, typed and mapped once (`_LINES_SQL`)."""
+    columns = _unique_columns(header)
+    if several:
+        raw_names = ", ".join(f"__raw{i}" for i in range(len(columns)))
+        same_line = " and ".join(f"f.{_q(c)} is not distinct from l.__raw{i}" for i, c in enumerate(columns))
+        kept = ", ".join(f"{_q(c)} as __raw{i}" for i, c in enumerate(columns))
+        rows = f"""select f.{SOURCE_FILE}, f.record_no, l.* exclude ({raw_names})
+            from file_rows f join line_values l on {same_line}"""
+    else:
+        kept = f"{SOURCE_FILE}, record_no"
+        rows = "select * from line_values"
+    sql = f"""
+        with {_READ_SQL}{_LINES_SQL[several]}{_PARSED_SQL},
+        {_line_values_sql(header, columns, kept)},
+        typed as ({rows}),
         numbered as (
             -- rows identical in every field are told apart by their order in the file
-            select *, row_number() over (partition by line_key order by record_no) as occurrence from typed
+            select *, row_number() over (partition by {SOURCE_FILE}, line_key order by record_no) as occurrence
+            from typed
         )
-        select record_no, location, reason, raw,
-               case when reason is null then {digest} end as measurement_digest,
+        select {SOURCE_FILE}, record_no, 'record ' || record_no as location, reason, raw,
+               case when reason is null then {measurement_digest_sql()} end as measurement_digest,
                kernel_name, kernel_provider, kernel_operation_mode, metric_name, metric_unit,
                x_name, x_label, x_value, extra_config, gpu_name, observed_at, observed_at_text,
                liger_version, p20, p50, p80, occurrence,
-               {ki_columns},
+               {", ".join(f"ki.{f} as {f}" for f in KI_FIELDS)},
                case when ki.identity_reason is not null then 'derived'
                     when ki.external_id is not null then 'kernelindex' end as identity
         from numbered
-        """,
-        {"path": str(job.path), "columns": columns, "max_line": MAX_LINE_BYTES, "ki_problem": ki_problem},
+        """
+    return sql, {"columns": columns, "max_line": MAX_LINE_BYTES}
+
+
+def _parse(job: driver.Job) -> None:
+    header, ki_problem = job.guard.context
+    sql, params = staged_rows_sql(header, several=False)
+    # The output path is a parameter (duck.write_parquet): no path is ever pasted into SQL.
+    duck.write_parquet(
+        job.con,
+        f"select * exclude ({SOURCE_FILE}) from ({sql})",
+        {**params, "paths": [str(job.path)], "ki_problem": ki_problem},
         job.tmp,
     )
+
+
+def _parse_several(con: duckdb.DuckDBPyConnection, paths: list[Path], context: tuple, folder: Path) -> set[str]:
+    """Stage ``paths`` (one header) in one query: ``folder``/file_index=<i>/ holds the i-th file's rows
+    (from 1; no folder for a file without rows). Returns the paths with lines the parser refused."""
+    header, ki_problem = context
+    sql, params = staged_rows_sql(header, several=True)
+    names = [str(p) for p in paths]
+    con.execute(
+        f"""copy (select list_position($paths, {SOURCE_FILE}) as file_index, * exclude ({SOURCE_FILE}) from ({sql}))
+        to $folder (format parquet, compression zstd, partition_by (file_index))""",
+        {**params, "paths": names, "ki_problem": ki_problem, "folder": str(folder)},
+    )
+    found = con.execute("select distinct s.file_path from csv_rejects join csv_reject_scans s using (scan_id, file_id)")
+    return {row[0] for row in found.fetchall()}
 
 
 def _rejects(job: driver.Job) -> list[driver.Reject]:
@@ -492,7 +546,14 @@ def _rejects(job: driver.Job) -> list[driver.Reject]:
     return rejects
 
 
-READER = driver.Reader(schema=STAGED_SCHEMA, register=register_functions, guard=_guard, parse=_parse, rejects=_rejects)
+READER = driver.Reader(
+    schema=STAGED_SCHEMA,
+    register=register_functions,
+    guard=_guard,
+    parse=_parse,
+    rejects=_rejects,
+    parse_several=_parse_several,
+)
 
 
 def stage_csv_file(path: Path, dest: Path) -> None:

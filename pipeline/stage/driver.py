@@ -7,6 +7,9 @@ rejects  the lines the parser refused or the pre-scan cut out, and the reader's 
          joined to the rows in a second write only when there are any (rare);
 publish  flush and rename onto the content-addressed name.
 
+Small files of one parse context (a CSV header) may be staged together, in one query whose output is
+split by file (`stage_several`); a file that query cannot stage whole takes the one-file path.
+
 A file refused whole, or whose parse fails, is one quarantine row: the driver writes it for every
 kind, with that reader's columns. The readers (csv_reader, kernelindex_reader) give the steps; they
 never import each other.
@@ -14,6 +17,7 @@ never import each other.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +81,9 @@ class Reader:
     guard: Callable[[Path], Guard]
     parse: Callable[[Job], None]  # one streaming query: job.path -> job.tmp
     rejects: Callable[[Job], list[Reject]]  # the rejected lines, in line order
+    # Several files of one parse context in one query (`stage_several`): (connection, paths, context,
+    # folder) -> the paths with lines the parser refused; None for a reader that stages each file alone.
+    parse_several: Callable[[duckdb.DuckDBPyConnection, list[Path], Any, Path], set[str]] | None = None
 
 
 def stage(reader: Reader, path: Path, dest: Path, *, db: duckdb.DuckDBPyConnection | None = None) -> None:
@@ -101,6 +108,48 @@ def stage(reader: Reader, path: Path, dest: Path, *, db: duckdb.DuckDBPyConnecti
         _parse_and_publish(reader, clean, dest, guard, oversize, db)
     finally:
         clean.unlink(missing_ok=True)
+
+
+def several_context(reader: Reader, path: Path) -> Any:
+    """The parse context ``path`` would be staged with beside other files (`stage_several`), or None
+    when it must be staged alone: its reader parses one file a query, or the file is refused, empty,
+    or has file-level rejects or lines the pre-scan cuts out."""
+    if reader.parse_several is None:
+        return None
+    guard = reader.guard(path)
+    if guard.refused is not None or guard.empty or guard.rejects or guard.context is None:
+        return None
+    if guard.scan is not None and guard.scan.oversize(path):
+        return None
+    return guard.context
+
+
+def stage_several(reader: Reader, files: list[tuple[Path, Path]], context: Any, db: duckdb.DuckDBPyConnection) -> list:
+    """Stage ``files`` ((path, dest) pairs, one parse context) in one query on a cursor of ``db``: a
+    query's fixed cost (binding, planning, the writer) is most of a small file's staging. Returns the
+    pairs to stage one by one instead (`stage_or_quarantine`): a file with lines the parser refused
+    (their reasons are the one-file path's), and every file when the query fails (the failure must be
+    a file's own)."""
+    folder = atomic_path(files[0][1])  # one folder of partitions, beside the staged files
+    con = reader_connection(files[0][1], db, reader.register)
+    try:
+        rejected = reader.parse_several(con, [path for path, _ in files], context, folder)
+    except duckdb.Error:
+        shutil.rmtree(folder, ignore_errors=True)
+        return files
+    finally:
+        con.close()
+    alone = []
+    for index, (path, dest) in enumerate(files, start=1):
+        parts = sorted((folder / f"file_index={index}").glob("*.parquet"))
+        if str(path) in rejected or len(parts) > 1:
+            alone.append((path, dest))
+        elif parts:
+            publish(parts[0], dest)
+        else:  # a header without rows
+            write_rows_only(dest, reader.schema, [])
+    shutil.rmtree(folder, ignore_errors=True)
+    return alone
 
 
 def stage_or_quarantine(reader: Reader, path: Path, dest: Path, db: duckdb.DuckDBPyConnection) -> None:

@@ -7,6 +7,7 @@ local disk even when the tables live on object storage; another host simply stag
 
 from __future__ import annotations
 
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,6 +29,50 @@ class ChangedWhileRead(RuntimeError):
 
 CHANGED_RETRIES = 3
 STALE_S = 3600  # write-aside files older than this belong to a killed run, never to a live one
+
+
+# A file this small is staged in one query with others of its parse context (a query's fixed cost is
+# most of a small file's staging: upstream's CSV snapshots are 0.5 MB); a query's files hold at most
+# SEVERAL_MAX_BYTES, so a backfill's history makes several queries, side by side.
+SEVERAL_MAX_FILE_BYTES = 4 << 20
+SEVERAL_MAX_BYTES = 16 << 20
+
+
+def _several_context(s: SourceFile) -> object:
+    if s.size_bytes > SEVERAL_MAX_FILE_BYTES:
+        return None
+    try:
+        return driver.several_context(READERS[s.kind], s.path)
+    except OSError:  # gone or unreadable: its own staging says why
+        return None
+
+
+def _units(files: list[SourceFile]) -> list[tuple[object, list[SourceFile]]]:
+    """The staging queries, largest first: (parse context, files). Small files of one context go
+    together in path order (snapshots of one file sit together, and a query derives a line they share
+    once), at most SEVERAL_MAX_BYTES a query; any other file alone (context None)."""
+    groups: dict[tuple, list[SourceFile]] = {}
+    units: list[tuple[object, list[SourceFile]]] = []
+    for s in files:
+        context = _several_context(s)
+        if context is None:
+            units.append((None, [s]))
+        else:
+            groups.setdefault((s.kind, context), []).append(s)
+    for (_, context), members in groups.items():
+        members.sort(key=lambda s: s.source_path)
+        total = sum(s.size_bytes for s in members)
+        share = total / max(1, -(-total // SEVERAL_MAX_BYTES))  # equal parts, none over the bound
+        chunk: list[SourceFile] = []
+        size = 0
+        for s in members:
+            if chunk and size + s.size_bytes > share * 1.01:
+                units.append((context, chunk))
+                chunk, size = [], 0
+            chunk.append(s)
+            size += s.size_bytes
+        units.append((context, chunk))
+    return sorted(units, key=lambda u: -sum(s.size_bytes for s in u[1]))
 
 
 class StagingStore:
@@ -74,33 +119,17 @@ class StagingStore:
         for s in sources:
             if not self.path(s).exists():
                 todo.setdefault(s.content_sha256 + s.kind, s)
-
-        def run(s: SourceFile, db: duckdb.DuckDBPyConnection) -> None:
-            # The bytes parsed must be the bytes hashed: a file that changed while it was read
-            # (appended to, rewritten) would leave rows under the old digest. Its staging is
-            # dropped and the file hashed and parsed again as it is now.
-            for _ in range(CHANGED_RETRIES):
-                failpoints.pause("staging")
-                driver.stage_or_quarantine(READERS[s.kind], s.path, self.path(s), db)
-                key = stat_key(s.path)
-                if key == self.stat_keys[id(s)]:
-                    return
-                self.path(s).unlink(missing_ok=True)
-                s.content_sha256, self.stat_keys[id(s)] = file_sha256(s.path), key
-            raise ChangedWhileRead(f"{s.source_path} kept changing while it was staged; nothing of it was kept")
-
         if not todo:
             return {"sources": len(sources), "newly_staged": 0, "already_staged": len(sources), "new": set()}
-        # One database for the whole batch (each file on its own cursor): a new database per file
-        # costs more than parsing a small file. Each file's query streams on one thread (its row
-        # numbers follow file order), so files run side by side.
+        # One database for the whole batch (each query on its own cursor): a new database per file
+        # costs more than parsing a small file. Each query streams on one thread (its row numbers
+        # follow file order), so queries run side by side.
         db = duck.connect(temp_dir=self.root / ".duckdb_tmp", memory_limit=reader_memory())
         try:
             for reader in READERS.values():
                 reader.register(db)
             with ThreadPoolExecutor(max_workers=max_workers) as pool:
-                # largest first, so one big file does not run alone at the end
-                list(pool.map(lambda s: run(s, db), sorted(todo.values(), key=lambda s: -s.size_bytes)))
+                list(pool.map(lambda unit: self._stage_unit(unit, db), _units(list(todo.values()))))
         finally:
             db.close()
         return {
@@ -110,6 +139,38 @@ class StagingStore:
             "new": set(todo),
         }
 
+    def _stage_unit(self, unit: tuple[object, list[SourceFile]], db: duckdb.DuckDBPyConnection) -> None:
+        context, files = unit
+        if context is None or len(files) == 1:  # one file reads faster by the one-file query
+            self._stage_alone(files[0], db)
+            return
+        failpoints.pause("staging")
+        reader = READERS[files[0].kind]
+        alone = driver.stage_several(reader, [(s.path, self.path(s)) for s in files], context, db)
+        alone_paths = {path for path, _ in alone}
+        for s in files:
+            if s.path in alone_paths or self._changed_since_hashed(s):
+                self._stage_alone(s, db)
+
+    def _stage_alone(self, s: SourceFile, db: duckdb.DuckDBPyConnection) -> None:
+        for _ in range(CHANGED_RETRIES):
+            failpoints.pause("staging")
+            driver.stage_or_quarantine(READERS[s.kind], s.path, self.path(s), db)
+            if not self._changed_since_hashed(s):
+                return
+        raise ChangedWhileRead(f"{s.source_path} kept changing while it was staged; nothing of it was kept")
+
+    def _changed_since_hashed(self, s: SourceFile) -> bool:
+        """The bytes parsed must be the bytes hashed: a file that changed while it was read (appended
+        to, rewritten) would leave rows under the old digest. Its staging is dropped and the file
+        hashed again as it is now, to be parsed again."""
+        key = stat_key(s.path)
+        if key == self.stat_keys[id(s)]:
+            return False
+        self.path(s).unlink(missing_ok=True)
+        s.content_sha256, self.stat_keys[id(s)] = file_sha256(s.path), key
+        return True
+
     def collect_garbage(self) -> int:
         """Remove write-aside files of staging runs that were killed, once clearly stale
         (staging runs outside the run lock, so a fresh one may belong to a live run)."""
@@ -118,7 +179,10 @@ class StagingStore:
             for leftover in self.root.glob(f"*/{pattern}"):
                 try:
                     if leftover.stat().st_mtime < stale_before:
-                        leftover.unlink(missing_ok=True)
+                        if leftover.is_dir():  # the partitions of several files staged in one query
+                            shutil.rmtree(leftover)
+                        else:
+                            leftover.unlink(missing_ok=True)
                         removed += 1
                 except OSError:
                     continue

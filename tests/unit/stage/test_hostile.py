@@ -178,17 +178,8 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/cli/summary.py": {"FACT_FILES"},
     "pipeline/defs/serve.py": {"FACT_FILES"},
     "pipeline/stage/csv_reader.py": {
-        "_PARSED_SQL",
-        "RAW_PREVIEW_CHARS",
-        "empty",
-        "raw_expr",
-        "x_label",
-        "digest",
-        "quantiles",
-        "observed_at_text",
-        "future",
-        "ki_columns",  # KI_FIELDS, the module's own names
-        "line_key",  # header names, each quoted by _q (as raw_expr)
+        "SOURCE_FILE",  # the module's own column name
+        "sql",  # staged_rows_sql's query (header names each quoted by _q), wrapped to drop that column
     },
     "pipeline/cli/export.py": {"d"},  # a dimension name of the module's own tuple
     # the change-point source query: one SQL constant shared with the DuckDB build
