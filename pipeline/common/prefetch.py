@@ -13,8 +13,8 @@ import threading
 ANALYSIS = ("numpy", "pandas")
 # the report's plots: drawn again only where their values changed, so a small run often draws none
 PLOTS = ("matplotlib.figure", "matplotlib.backends.backend_agg")
-# the dashboard's frames and its plotting library's script, imported beside its first queries
-DASHBOARD = ("polars", "plotly.offline")
+# the dashboard's frames, imported beside its first queries
+DASHBOARD = ("polars",)
 _started: set[tuple[str, ...]] = set()
 _lock = threading.Lock()
 
