@@ -34,10 +34,25 @@ class ReportConfig(dg.Config):
     )
 
 
+_NO_REGRESSIONS = dg.AssetCheckSpec(
+    "newest_version_has_no_regressions",
+    asset="regression_report",
+    description="WARN when any liger sweep regressed in the newest measured Liger version.",
+)
+_COMPARED = dg.AssetCheckSpec(
+    "newest_version_was_compared",
+    asset="regression_report",
+    description="WARN when none of the newest version's liger series could be compared with an earlier "
+    "version: then 'no regressions' says nothing.",
+)
+
+
 @dg.asset(
     group_name="reports",
     kinds={"duckdb", "html"},
     deps=[dg.AssetKey("liger_duckdb")],
+    # evaluated in the report's step, on one connection: a step of their own each cost more than they do
+    check_specs=[_NO_REGRESSIONS, _COMPARED],
     description=(
         "warehouse/reports/regressions.{html,md}: first the per-commit trend of the flagged commit sweeps "
         "(at most `max_plots`) and the suspect commits of the commit regressions; then the newest version's "
@@ -73,7 +88,7 @@ def regression_report(
     metadata["newest_verdicts"] = dg.MetadataValue.json(summary["newest_verdicts"])
     metadata["html"] = dg.MetadataValue.path(summary["html_path"])
     metadata["markdown"] = dg.MetadataValue.path(summary["md_path"])
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata, check_results=_newest_version_checks(warehouse))
 
 
 @dg.asset(
@@ -118,12 +133,7 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     )
 
 
-@dg.asset_check(
-    asset=regression_report,
-    name="newest_version_has_no_regressions",
-    description="WARN when any liger sweep regressed in the newest measured Liger version.",
-)
-def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+def _newest_version_checks(warehouse: WarehouseResource) -> list[dg.AssetCheckResult]:
     with warehouse.open().open_duckdb() as con:
         newest = newest_overview(con)
         cur = con.execute(_NEWEST_REGRESSIONS_SQL)
@@ -135,7 +145,8 @@ def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetC
         f"{r['metric_name']}/{r['gpu_name']} {r['from_version']}->{r['to_version']}: {r['reason']}"
         for r in rows
     ]
-    return dg.AssetCheckResult(
+    no_regressions = dg.AssetCheckResult(
+        check_name=_NO_REGRESSIONS.name,
         passed=regressed == 0,
         severity=dg.AssetCheckSeverity.WARN,
         description=newest.regressions_line(),
@@ -147,18 +158,8 @@ def newest_version_has_no_regressions(warehouse: WarehouseResource) -> dg.AssetC
             "regressions": dg.MetadataValue.json(preview),
         },
     )
-
-
-@dg.asset_check(
-    asset=regression_report,
-    name="newest_version_was_compared",
-    description="WARN when none of the newest version's liger series could be compared with an earlier "
-    "version: then 'no regressions' says nothing.",
-)
-def newest_version_was_compared(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    with warehouse.open().open_duckdb() as con:
-        newest = newest_overview(con)
-    return dg.AssetCheckResult(
+    compared = dg.AssetCheckResult(
+        check_name=_COMPARED.name,
         passed=newest.compared > 0,
         severity=dg.AssetCheckSeverity.WARN,
         description=newest.sentence(),
@@ -169,3 +170,4 @@ def newest_version_was_compared(warehouse: WarehouseResource) -> dg.AssetCheckRe
             "not_compared": dg.MetadataValue.json(newest.reasons),
         },
     )
+    return [no_regressions, compared]
