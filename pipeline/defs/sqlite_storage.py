@@ -22,11 +22,12 @@ PostgreSQL) uses that.
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 import sqlalchemy.exc as db_exc
 import yaml
@@ -41,7 +42,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
 from dagster._core.storage.sql import create_engine, get_alembic_config
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
 from dagster._core.storage.sqlite_storage import (
     DagsterSqliteStorage,
     _event_logs_directory,
@@ -160,10 +161,34 @@ class _EventLogKeepingEngines(SqliteEventLogStorage):
         self._dispose_engines()
 
 
+def _stamped(path: str, tables: tuple[str, ...]) -> bool:
+    """Whether the SQLite database ``path`` has Dagster's alembic revision and ``tables``: read by the
+    standard library, without an engine or Dagster's migration scripts."""
+    if not os.path.exists(path):
+        return False
+    try:
+        with closing(sqlite3.connect(path, timeout=SQLITE_BUSY_TIMEOUT_SECONDS)) as con:
+            names = {row[0] for row in con.execute("select name from sqlite_master where type = 'table'")}
+            if not {"alembic_version", *tables} <= names:
+                return False
+            return con.execute("select count(*) from alembic_version").fetchone()[0] > 0
+    except sqlite3.Error:
+        return False
+
+
 class _RunStorageKeepingEngine(SqliteRunStorage):
     def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
         super().__init__(conn_string, inst_data)
         self._kept_engine = _engine_keeping_connections(conn_string)
+
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        """Dagster's check of the runs database parses every migration script to learn the head
+        revision (0.05 s a process), and with a revision stamped changes nothing (it never migrates
+        here): a stamped database with its tables is opened as it is, any other by Dagster's path."""
+        if _stamped(os.path.join(base_dir, "runs.db"), ("runs", "instance_info")):
+            return cls(create_db_conn_string(base_dir, "runs"), inst_data)
+        return super().from_local(base_dir, inst_data)
 
     @contextmanager
     def connect(self) -> Iterator:
@@ -175,6 +200,15 @@ class _RunStorageKeepingEngine(SqliteRunStorage):
         self._kept_engine.dispose()
 
 
+class _ScheduleStorageChecked(SqliteScheduleStorage):
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        """As `_RunStorageKeepingEngine.from_local`, for the schedules database."""
+        if _stamped(os.path.join(base_dir, "schedules.db"), ("jobs", "job_ticks")):
+            return cls(create_db_conn_string(base_dir, "schedules"), inst_data)
+        return super().from_local(base_dir, inst_data)
+
+
 class SqliteStorageKeepingEngines(DagsterSqliteStorage):
     """Dagster's default storage (`DagsterSqliteStorage`: runs, event log, schedules under one folder)
     with the run storage and the event log keeping their engines."""
@@ -184,7 +218,7 @@ class SqliteStorageKeepingEngines(DagsterSqliteStorage):
         self.base_dir = base_dir
         self._run_storage = _RunStorageKeepingEngine.from_local(_runs_directory(base_dir))
         self._event_log_storage = _EventLogKeepingEngines(_event_logs_directory(base_dir))
-        self._schedule_storage = SqliteScheduleStorage.from_local(_schedule_directory(base_dir))
+        self._schedule_storage = _ScheduleStorageChecked.from_local(_schedule_directory(base_dir))
         self._inst_data = inst_data
         DagsterStorage.__init__(self)
 

@@ -140,3 +140,47 @@ def test_an_index_with_tables_but_no_revision_goes_through_dagsters_own_path(tmp
         storage.dispose()
         expected[name] = _shape(folder / "index.db")
     assert expected["ours"] == expected["theirs"]
+
+
+def _checks_of_revision(monkeypatch) -> list[str]:
+    """Which of Dagster's runs and schedules storages parsed the migration scripts (checked the revision)."""
+    from dagster._core.storage.runs.sqlite import sqlite_run_storage
+    from dagster._core.storage.schedules.sqlite import sqlite_schedule_storage
+
+    seen = []
+    for name, module in (("runs", sqlite_run_storage), ("schedules", sqlite_schedule_storage)):
+        check = module.check_alembic_revision
+
+        def recording(*args, name=name, check=check):
+            seen.append(name)
+            return check(*args)
+
+        monkeypatch.setattr(module, "check_alembic_revision", recording)
+    return seen
+
+
+def test_stamped_runs_and_schedules_databases_are_opened_as_they_are(tmp_path, monkeypatch):
+    """Dagster's own check of the runs and schedules databases reads every migration script to learn the
+    head revision, and changes nothing in a stamped database: one is opened as it is; a database
+    without a revision (or a new home) goes through Dagster's own path, which stamps it."""
+    import sqlite3
+
+    home = _home(tmp_path)
+    seen = _checks_of_revision(monkeypatch)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        run_id = dg.materialize([tiny], instance=instance).run_id
+    assert sorted(seen) == ["runs", "schedules"]  # a new home: Dagster's path made both
+    stamped = {db: _shape(home / db) for db in ("history/runs.db", "schedules/schedules.db")}
+    seen.clear()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_run_by_id(run_id).is_success
+        assert dg.materialize([tiny], instance=instance).success
+    assert seen == []
+    assert {db: _shape(home / db) for db in stamped} == stamped
+    for db in stamped:
+        with sqlite3.connect(home / db) as con:
+            con.execute("drop table alembic_version")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_run_by_id(run_id).is_success
+    assert sorted(seen) == ["runs", "schedules"]
+    assert all(_shape(home / db)[1] for db in stamped)  # stamped again by Dagster's path
