@@ -5,10 +5,11 @@ Each run's checks read the facts that run committed (`run_seq`); a full warehous
 `LIGER_FULL_CHECK_EVERY`-th run check every fact (pipeline/serve/checks.check_scope). They run as one
 step on one connection over the published state: a step and a connection each (the views over every
 table's files) cost more than most checks' own queries. Each check is still its own result in the UI,
-and a selection of some of them runs only those. A run's scoped checks are evaluated beside the DuckDB
-build, which they do not read (`start_scoped_checks`); the step reports that result.
+and a selection of some of them runs only those. A run's checks are evaluated beside the DuckDB build,
+which they do not read (`start_checks_beside_build`); the step reports that result.
 """
 
+import math
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -94,7 +95,7 @@ _SPECS = {
 }
 
 
-# A run's scoped checks, started by the merge's step (start_scoped_checks), by (warehouse, run, scope)
+# A run's checks, started by the merge's step (start_checks_beside_build), by (warehouse, run, scope)
 _EARLY: dict[tuple[str, int, int], Future] = {}
 _EARLY_LOCK = threading.Lock()
 
@@ -106,14 +107,23 @@ def _evaluate(wh: Warehouse, published: Published, since: int | None, names: set
         return rows, checks.quarantine_counts(con)
 
 
-def start_scoped_checks(wh: Warehouse, published: Published, run_id: str) -> None:
-    """Evaluate the checks of the facts run ``run_id`` just committed in a side thread, while the
-    DuckDB build runs: they read only the published Delta state, which nothing changes until the next
-    run, mostly in DuckDB (which runs without the GIL), and the build's statements over a few hundred
-    thousand rows keep only one core busy. The check step takes the result. A full check (every fact:
-    1.7 GB at 10 M beside the build's own) is evaluated in its step."""
+# A full check is evaluated beside the build only over a warehouse this small (its memory is small
+# then: every fact's digest counted, 1.7 GB at 10 M); a larger one waits for its step.
+FULL_CHECK_BESIDE_BUILD_MAX_FACTS = 250_000
+
+
+def start_checks_beside_build(wh: Warehouse, published: Published, run_id: str) -> None:
+    """Evaluate run ``run_id``'s checks in a side thread while the DuckDB build runs: they read only
+    the published Delta state, which nothing changes until the next run, mostly in DuckDB (which runs
+    without the GIL), and the build's statements over a few hundred thousand rows keep only one core
+    busy. The check step takes the result. The checks of the facts the run committed always; a full
+    check (a full run, or every `LIGER_FULL_CHECK_EVERY`-th) only of a full run of at most
+    FULL_CHECK_BESIDE_BUILD_MAX_FACTS facts, else in its step."""
     since, _ = checks.check_scope(published, run_id, load().full_check_every)
-    if since is None:
+    small = (
+        published.mode == "full" and published.stats.get("batch_facts", math.inf) <= FULL_CHECK_BESIDE_BUILD_MAX_FACTS
+    )
+    if since is None and not small:
         return
     future: Future = Future()
 
@@ -126,7 +136,7 @@ def start_scoped_checks(wh: Warehouse, published: Published, run_id: str) -> Non
     with _EARLY_LOCK:
         _EARLY.clear()  # one run's at a time: a run that selected no check step leaves none behind
         _EARLY[(wh.root_uri, published.seq, since)] = future
-    threading.Thread(target=evaluate, name="scoped-checks", daemon=True).start()
+    threading.Thread(target=evaluate, name="checks-beside-build", daemon=True).start()
 
 
 def _results(wh: Warehouse, published: Published, since: int | None, names: set[str]) -> tuple[dict, dict]:

@@ -5,7 +5,7 @@ import dagster as dg
 
 from pipeline.common import prefetch
 from pipeline.contracts.tables import BY_NAME, PUBLIC_TABLES
-from pipeline.defs.checks import start_scoped_checks
+from pipeline.defs.checks import start_checks_beside_build
 from pipeline.defs.resources import WarehouseResource
 from pipeline.store.merge import Merger
 
@@ -47,7 +47,7 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         prefetch.start(prefetch.PLOTS)
     pub = result.published
     if pub is not None:
-        start_scoped_checks(wh, pub, context.run.run_id)
+        start_checks_beside_build(wh, pub, context.run.run_id)
     context.log.info(
         f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
         f"published state {pub.seq if pub else None}"

@@ -1,6 +1,6 @@
-"""A run's scoped checks are evaluated beside the DuckDB build, in a side thread the merge's step
-starts, and the check step reports that result; a full check is evaluated in its own step, and a side
-evaluation that failed is done again there."""
+"""A run's checks are evaluated beside the DuckDB build, in a side thread the merge's step starts, and
+the check step reports that result; a full check of a larger warehouse is evaluated in its own step, and
+a side evaluation that failed is done again there."""
 
 from __future__ import annotations
 
@@ -31,20 +31,30 @@ def _runs(tmp_path):
     return data, history[1], tmp_path / "warehouse"
 
 
-def test_an_incremental_runs_checks_are_evaluated_beside_the_build(tmp_path, monkeypatch):
+def test_a_runs_checks_are_evaluated_beside_the_build(tmp_path, monkeypatch):
     seen = _record_evaluations(monkeypatch)
     data, later, wh = _runs(tmp_path)
     assert materialize(data, wh).success
-    assert seen == [("MainThread", None)]  # the first run checks every fact, in its step
+    assert seen == [("checks-beside-build", None)]  # a small full run: every fact, beside the build
     shutil.copy(later, data / "liger_csv" / later.name)
     result = materialize(data, wh)
     assert result.success
-    assert seen[1:] == [("scoped-checks", 1)]  # once, beside the build: the facts run 2 committed
+    assert seen[1:] == [("checks-beside-build", 1)]  # once, beside the build: the facts run 2 committed
     evaluations = result.get_asset_check_evaluations()
     assert len(evaluations) == 8 and all(e.passed for e in evaluations if e.severity.value == "ERROR")
     digests = next(e for e in evaluations if e.asset_check_key.name == "digest_integrity")
     assert digests.metadata["checked"].value == "the facts warehouse run 2 committed"
     assert not check_defs._EARLY  # the step took the result
+
+
+def test_a_full_check_of_a_larger_warehouse_waits_for_its_step(tmp_path, monkeypatch):
+    seen = _record_evaluations(monkeypatch)
+    monkeypatch.setattr(check_defs, "FULL_CHECK_BESIDE_BUILD_MAX_FACTS", 10)
+    data, _, wh = _runs(tmp_path)
+    result = materialize(data, wh)
+    assert result.success
+    assert seen == [("MainThread", None)]  # every fact, in the check step (after the build)
+    assert all(e.passed for e in result.get_asset_check_evaluations() if e.severity.value == "ERROR")
 
 
 def test_a_failed_side_evaluation_is_done_again_in_the_check_step(tmp_path, monkeypatch):
@@ -54,7 +64,7 @@ def test_a_failed_side_evaluation_is_done_again_in_the_check_step(tmp_path, monk
     evaluate = check_defs._evaluate
 
     def failing_beside_the_build(*args):
-        if threading.current_thread().name == "scoped-checks":
+        if threading.current_thread().name == "checks-beside-build":
             raise OSError("injected: the side evaluation failed")
         return evaluate(*args)
 
