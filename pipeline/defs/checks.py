@@ -96,7 +96,7 @@ _SPECS = {
 
 
 # A run's checks, started by the merge's step (start_checks_beside_build), by (warehouse, run, scope)
-_EARLY: dict[tuple[str, int, int], Future] = {}
+_EARLY: dict[tuple[str, int, int | None], Future] = {}
 _EARLY_LOCK = threading.Lock()
 
 

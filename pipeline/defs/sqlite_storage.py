@@ -16,7 +16,8 @@ kept connection that is not in a transaction reads what another process committe
 deletes the run databases' files, so it first closes the connections to them. The files are
 Dagster's default ones under the instance's folder, so an instance without this class reads them.
 Only the default storage changes: a dagster.yaml with its own `storage` (deploy/dagster.yaml,
-PostgreSQL) uses that.
+PostgreSQL) uses that. Opening a stamped database, Dagster's own check reads every migration script to
+learn the head revision and then changes nothing: here such a database is opened as it is.
 """
 
 from __future__ import annotations
