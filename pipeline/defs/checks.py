@@ -136,7 +136,9 @@ def start_checks_beside_build(wh: Warehouse, published: Published, run_id: str) 
     with _EARLY_LOCK:
         _EARLY.clear()  # one run's at a time: a run that selected no check step leaves none behind
         _EARLY[(wh.root_uri, published.seq, since)] = future
-    threading.Thread(target=evaluate, name="checks-beside-build", daemon=True).start()
+    # not a daemon: a step's own process (a multiprocess executor) waits for it at exit instead of
+    # stopping it inside DuckDB
+    threading.Thread(target=evaluate, name="checks-beside-build").start()
 
 
 def _results(wh: Warehouse, published: Published, since: int | None, names: set[str]) -> tuple[dict, dict]:
