@@ -51,6 +51,8 @@ def _units(files: list[SourceFile]) -> list[tuple[object, list[SourceFile]]]:
     """The staging queries, largest first: (parse context, files). Small files of one context go
     together in path order (snapshots of one file sit together, and a query derives a line they share
     once), at most SEVERAL_MAX_BYTES a query; any other file alone (context None)."""
+    if len(files) == 1:  # the one-file path guards and scans it itself: do not read it twice
+        return [(None, files)]
     groups: dict[tuple, list[SourceFile]] = {}
     units: list[tuple[object, list[SourceFile]]] = []
     for s in files:
