@@ -103,7 +103,7 @@ _EARLY_LOCK = threading.Lock()
 def _evaluate(wh: Warehouse, published: Published, since: int | None, names: set[str]) -> tuple[dict, dict]:
     """The offending rows of each check named, and the quarantine counts, over one connection."""
     with checks.connect(wh, published, since) as con:
-        rows = {name: check[2](con) for name, check in _ROW_CHECKS.items() if name in names}
+        rows = {name: offending(con) for name, (_, _, offending, _) in _ROW_CHECKS.items() if name in names}
         return rows, checks.quarantine_counts(con)
 
 
@@ -165,6 +165,7 @@ def warehouse_checks(
     rows, counts = _results(wh, published, since, selected)
     for name, spec in _SPECS.items():
         if name in selected:
-            yield _row_result(spec, rows[name], _ROW_CHECKS[name][3], scope)
+            _, _, _, what = _ROW_CHECKS[name]
+            yield _row_result(spec, rows[name], what, scope)
     if _QUARANTINE.name in selected:
         yield _quarantine_result(counts)
