@@ -18,13 +18,23 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, write_deltalake
+from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from pipeline.common.duck import is_remote
 from pipeline.config import object_store
 
 RUN_ID_KEY = "liger.run_id"
+
+# DuckDB reads one Parquet row group per thread: delta-rs' default of 1 Mi rows a group made a
+# table of up to a million facts one group, read on one core. DuckDB's own group size read a
+# 700 k-fact file 1.8x faster on two cores, for 5 % more bytes.
+ROW_GROUP_ROWS = 122_880
+
+
+def _writer_properties() -> WriterProperties:
+    return WriterProperties(max_row_group_size=ROW_GROUP_ROWS)
+
 
 __all__ = ["DeltaStore", "CommitFailedError", "is_remote", "storage_options"]
 
@@ -142,6 +152,7 @@ class DeltaStore:
             mode=mode,
             storage_options=self.options,
             schema_mode="overwrite" if mode == "overwrite" else None,
+            writer_properties=_writer_properties(),
             commit_properties=CommitProperties(custom_metadata=meta),
             # Checkpoints every 100 commits keep the log cheap to read (delta-rs default interval).
             post_commithook_properties=PostCommitHookProperties(create_checkpoint=True),
@@ -179,7 +190,8 @@ class DeltaStore:
         if dt is None or len(dt.file_uris()) < min_files:
             return False
         dt.optimize.compact(
-            commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id, "liger.operation": "compact"})
+            writer_properties=_writer_properties(),
+            commit_properties=CommitProperties(custom_metadata={RUN_ID_KEY: run_id, "liger.operation": "compact"}),
         )
         return True
 
