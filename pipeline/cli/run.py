@@ -72,20 +72,6 @@ def _unchanged(settings: Settings, stamp: Path) -> tuple[str | None, dict]:
     return None, state
 
 
-def _stage_ahead() -> None:
-    """Start staging the inputs beside the run's start-up (`pipeline.stage.ahead`), with the paths
-    the job's staging step reads."""
-    from pipeline.defs.resources import warehouse_resource
-    from pipeline.ingest.discovery import discover_all
-    from pipeline.stage import ahead
-
-    res = warehouse_resource()
-    ahead.start(
-        lambda: discover_all(res.data_raw_path(), res.git_repo_path(), res.git_blob_cache())[0],
-        res.staging().root,
-    )
-
-
 def main() -> int:
     import dagster as dg
 
@@ -100,8 +86,6 @@ def main() -> int:
         return 2
     stamp = settings.local / STAMP
     reason, state = _unchanged(settings, stamp)
-    if not reason:
-        _stage_ahead()
     with dg.DagsterInstance.get() as instance:
         if reason:  # the one job that needs none of the code location's assets
             from pipeline.defs.schedules import liger_nothing_new

@@ -23,7 +23,6 @@ from pipeline.ingest.commits import reference_tables
 from pipeline.ingest.discovery import DataRootError, discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import by_partition
-from pipeline.stage import ahead
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
@@ -98,19 +97,6 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     )
 
 
-def _with_staged_ahead(counts: dict, sources: list[SourceFile], staged_ahead: set[str]) -> dict:
-    """The step's staging counts, with the contents this run staged ahead (`pipeline.stage.ahead`)
-    counted as staged by it."""
-    ahead_now = staged_ahead & {s.content_sha256 + s.kind for s in sources}
-    new = counts["new"] | ahead_now
-    return counts | {
-        "new": new,
-        "newly_staged": len(new),
-        "already_staged": len(sources) - len(new),
-        "staged_ahead": len(ahead_now),
-    }
-
-
 def _commit_tables(context, sources: list[SourceFile], staging, git_repo) -> dict:
     """benchmark_snapshot and commit_change from the gh-pages snapshots among the sources."""
     tables = reference_tables(sources, staging.path, git_repo)
@@ -173,18 +159,17 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     git_repo = warehouse.git_repo_path()
     if git_repo is None:
         context.log.info(f"{GIT_REPO_ENV} not set: ingesting data_raw only (no git backfill)")
-    staging = warehouse.staging()
-    staged_ahead = ahead.take(staging.root)  # before finding the inputs: it may be extracting git blobs
     sources, problems, history = _discover(context, warehouse)
-    counts = _with_staged_ahead(staging.stage(sources), sources, staged_ahead)
+    staging = warehouse.staging()
+    counts = staging.stage(sources)
     staging.collect_garbage()
     _record_partitions(context, sources, counts)
     sources = drop_duplicate_snapshots(sources)
     reference = _commit_tables(context, sources, staging, git_repo)
     by_partitions = _staged_by_partitions(warehouse, sources)
     context.log.info(
-        f"staged {counts['newly_staged']} new file contents ({counts['staged_ahead']} beside the run's start-up), "
-        f"{counts['already_staged']} already staged ({by_partitions} of the sources by partition runs)"
+        f"staged {counts['newly_staged']} new file contents, {counts['already_staged']} already staged "
+        f"({by_partitions} of the sources by partition runs)"
     )
     git_meta = {}
     if history is not None:
@@ -213,7 +198,6 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
             "dagster/row_count": len(sources),
             "newly_staged": counts["newly_staged"],
             "already_staged": counts["already_staged"],
-            "staged_ahead": counts["staged_ahead"],
             "staged_by_partition_runs": by_partitions,
             "refused_paths": len(problems),
             "data_raw": str(warehouse.data_raw_path()),
