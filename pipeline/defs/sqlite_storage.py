@@ -177,19 +177,28 @@ def _stamped(path: str, tables: tuple[str, ...]) -> bool:
         return False
 
 
-class _RunStorageKeepingEngine(SqliteRunStorage):
-    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
-        super().__init__(conn_string, inst_data)
-        self._kept_engine = _engine_keeping_connections(conn_string)
+class _OpenedAsStamped:
+    """`from_local` of a Dagster SQLite storage of one database (``_DB``.db holding ``_TABLES``). Dagster's
+    check of the database parses every migration script to learn the head revision (0.05 s a process),
+    and with a revision stamped changes nothing (it never migrates here): a stamped database with its
+    tables is opened as it is, any other by Dagster's path."""
+
+    _DB: str
+    _TABLES: tuple[str, ...]
 
     @classmethod
     def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
-        """Dagster's check of the runs database parses every migration script to learn the head
-        revision (0.05 s a process), and with a revision stamped changes nothing (it never migrates
-        here): a stamped database with its tables is opened as it is, any other by Dagster's path."""
-        if _stamped(os.path.join(base_dir, "runs.db"), ("runs", "instance_info")):
-            return cls(create_db_conn_string(base_dir, "runs"), inst_data)
+        if _stamped(os.path.join(base_dir, f"{cls._DB}.db"), cls._TABLES):
+            return cls(create_db_conn_string(base_dir, cls._DB), inst_data)
         return super().from_local(base_dir, inst_data)
+
+
+class _RunStorageKeepingEngine(_OpenedAsStamped, SqliteRunStorage):
+    _DB, _TABLES = "runs", ("runs", "instance_info")
+
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
+        super().__init__(conn_string, inst_data)
+        self._kept_engine = _engine_keeping_connections(conn_string)
 
     @contextmanager
     def connect(self) -> Iterator:
@@ -201,13 +210,8 @@ class _RunStorageKeepingEngine(SqliteRunStorage):
         self._kept_engine.dispose()
 
 
-class _ScheduleStorageChecked(SqliteScheduleStorage):
-    @classmethod
-    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None):
-        """As `_RunStorageKeepingEngine.from_local`, for the schedules database."""
-        if _stamped(os.path.join(base_dir, "schedules.db"), ("jobs", "job_ticks")):
-            return cls(create_db_conn_string(base_dir, "schedules"), inst_data)
-        return super().from_local(base_dir, inst_data)
+class _ScheduleStorageChecked(_OpenedAsStamped, SqliteScheduleStorage):
+    _DB, _TABLES = "schedules", ("jobs", "job_ticks")
 
 
 class SqliteStorageKeepingEngines(DagsterSqliteStorage):
