@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 # A memo stays within tens of MB whatever the input: it is emptied when its values or its results pass a
 # size (real configs, identities, protocols and environments are well under a kilobyte each, and few).
 MEMO_MAX_BYTES = 32 * 1024 * 1024
+MEMO_MAX_CHUNKS = 8
 
 
 class DistinctMap:
@@ -45,7 +46,11 @@ class DistinctMap:
         if new:
             chunk = _to_arrow([self.fn(v) for v in new], self.out_type)  # first: fn may raise
             base = len(self.results)
-            self.results = pa.chunked_array([*self.results.chunks, chunk], self.out_type)
+            chunks = [*self.results.chunks, chunk]
+            # `take` over many chunks costs per chunk: past a few, the memo is made one array again
+            self.results = pa.chunked_array(
+                [pa.concat_arrays(chunks)] if len(chunks) > MEMO_MAX_CHUNKS else chunks, self.out_type
+            )
             self.position.update((v, base + i) for i, v in enumerate(new))
             self.value_bytes += sum(len(v) for v in new)
         positions = pa.array([self.position[v] for v in distinct], pa.int64())

@@ -178,3 +178,32 @@ def test_axis_expressions():
     assert ki.evaluate_axis_expression("(seq + 1) * 2 % 7", {"seq": 3}) == 1
     with pytest.raises(ValueError):
         ki.evaluate_axis_expression("seq +", {"seq": 3})
+
+
+def _run_text_slots() -> dict[str, str]:
+    strings = ("environment", "implementation", "observed", "protocol", "benchmark", "external_id", "workload")
+    numbers = {"ns20": "1250", "ns80": "1500", "ms20": "0.00125", "ms50": "0.0013", "ms80": "0.0015", "median": "1300"}
+    return {s: ki.json_string(f"{s} 'value'") for s in strings} | numbers
+
+
+def test_run_text_sql_writes_the_run_template_and_is_null_where_a_slot_is():
+    import duckdb
+
+    texts = _run_text_slots()
+    sql_slots = {name: "'" + text.replace("'", "''") + "'" for name, text in texts.items()}
+    expected = ki.RUN_TEXT.format(
+        **ki.CSV_RUN_CONSTANTS,
+        **{k: texts[k] for k in ("environment", "implementation", "observed", "protocol", "benchmark")},
+        **{k: texts[k] for k in ("external_id", "workload", "median")},
+        metrics=ki.METRICS_TEXT.format(**texts),
+        measurements=ki.measurements_text(
+            [
+                ki.MEASUREMENT_TEXT.format(**ki.LATENCY, statistic=ki.json_string(stat), value=texts[value])
+                for stat, value in (("p20", "ns20"), ("p80", "ns80"))
+            ]
+        ),
+    )
+    con = duckdb.connect()
+    assert con.execute(f"select {ki.run_text_sql(sql_slots)}").fetchone()[0] == expected
+    for slot in ("workload", "ns80"):  # a NULL slot makes no text, as `||` would
+        assert con.execute(f"select {ki.run_text_sql(sql_slots | {slot: 'null::varchar'})}").fetchone()[0] is None
