@@ -88,7 +88,8 @@ spark-views: setup $(VENV)/.synced-spark
 	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark
 
-bench: setup
+# the partitioned-staging bench launches runs through `dg launch`: the `ui` group's CLI
+bench: setup $(VENV)/.synced-ui
 	$(PY) -m bench.shipped
 	$(PY) -m bench.run
 	$(PY) -m bench.regression_detection
