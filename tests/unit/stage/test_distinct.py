@@ -44,6 +44,16 @@ def test_a_full_memo_is_emptied_and_answers_stay_right(monkeypatch):
     assert mapped.value_bytes <= 64 + 30 * len("value-39")
 
 
+def test_a_memo_grown_by_many_batches_is_few_arrays_and_answers_stay_right():
+    mapped = DistinctMap(_pair, PAIR)
+    rng = random.Random(11)
+    for n in range(3 * distinct.MEMO_MAX_CHUNKS):
+        batch = [f"v{n}-{i}" for i in range(5)] + [f"v{rng.randrange(n + 1)}-{rng.randrange(5)}" for _ in range(20)]
+        assert mapped(pa.array(batch)).to_pylist() == [_pair(v) for v in batch]
+        assert mapped.results.num_chunks <= distinct.MEMO_MAX_CHUNKS
+    assert len(mapped.position) == 15 * distinct.MEMO_MAX_CHUNKS
+
+
 def test_files_staged_side_by_side_share_one_map_and_each_gets_its_own_rows():
     """The staging store runs two files at once on one database: their UDF batches interleave."""
     db = duckdb.connect()
