@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +51,10 @@ def connect(
     # UTC here makes TIMESTAMPTZ <-> TIMESTAMP conversions the identity.
     con.execute("set TimeZone = 'UTC'")
     if remote_root and is_remote(remote_root):
-        con.register_filesystem(s3_filesystem())
+        fs = s3_filesystem()
+        # a second connection to an open database shares its filesystems (readers beside each other)
+        if fs.protocol[0] not in con.list_filesystems():
+            con.register_filesystem(fs)
     return con
 
 
@@ -77,20 +83,37 @@ def has_tables(con: duckdb.DuckDBPyConnection, *names: str) -> bool:
     return found == len(set(names))
 
 
+# One spill folder for every reader a process has open at once: DuckDB refuses a second open of a
+# file with another configuration, and the dashboard reads liger.duckdb beside the report.
+_READERS = {"open": 0, "lock": threading.Lock()}
+
+
+def _reader_spill() -> Path:
+    return Path(tempfile.gettempdir()) / f"liger-reader-{os.getpid()}"
+
+
 @contextmanager
 def open_readonly(db_path: str | Path, remote_root: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The published ``liger.duckdb``, read-only (its tables may be on S3), for the pipeline's own
     readers (report, dashboard). Bounded like the build (LIGER_BUILD_MEMORY) and spilling to a
-    folder of its own: unbounded, DuckDB takes up to 80 % of the RAM for one aggregate, and the
-    dashboard's at 10 M facts made a run's peak 5.5 GB (with the bound: 1.1 GB, 1.5x the time)."""
+    folder of the process's own, removed when its last reader closes: unbounded, DuckDB takes up to
+    80 % of the RAM for one aggregate, and the dashboard's at 10 M facts made a run's peak 5.5 GB
+    (with the bound: 1.1 GB, 1.5x the time). Readers open at once share the database and its bound."""
     from pipeline.config import build_memory, warehouse_uri
 
     root = remote_root if remote_root is not None else warehouse_uri()
-    with tempfile.TemporaryDirectory(prefix="liger-reader-") as spill:
+    with _READERS["lock"]:
+        _READERS["open"] += 1
+    try:
         con = connect(
-            Path(db_path), read_only=True, remote_root=root, memory_limit=build_memory(), temp_dir=Path(spill) / "d"
+            Path(db_path), read_only=True, remote_root=root, memory_limit=build_memory(), temp_dir=_reader_spill() / "d"
         )
         try:
             yield con
         finally:
             con.close()
+    finally:
+        with _READERS["lock"]:
+            _READERS["open"] -= 1
+            if not _READERS["open"]:
+                shutil.rmtree(_reader_spill(), ignore_errors=True)

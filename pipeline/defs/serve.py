@@ -5,6 +5,7 @@ from pydantic import create_model
 
 from pipeline.analyze.settings import RegressionSettings
 from pipeline.contracts.tables import PUBLIC_TABLES
+from pipeline.defs.analyze import start_dashboard_beside_report
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.duckdb_build import build_duckdb
 from pipeline.serve.names import FACT_FILES
@@ -40,6 +41,7 @@ def liger_duckdb(
         ]
         rows = con.execute(f"select count(*) from {FACT_FILES}").fetchone()[0]
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
+    start_dashboard_beside_report(context, warehouse)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": rows,

@@ -27,15 +27,21 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-from pipeline.analyze.report.queries import coverage_by_version
+from pipeline.analyze.report.queries import VersionCoverage, coverage_by_version
 from pipeline.common.duck import open_readonly
 from pipeline.config import duckdb_path, warehouse_dir
 
 from .pages import PLOTLY_FILE, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
-__all__ = ["SiteData", "build_payload", "payload_json", "write_site"]
+__all__ = ["SiteData", "SiteRead", "build_payload", "payload_json", "read_site", "write_site"]
+
+
+class SiteRead(NamedTuple):
+    data: SiteData
+    coverage: list[VersionCoverage]
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -66,13 +72,18 @@ def _write_plotly(out_dir: Path) -> None:
         _atomic_write(target, js)
 
 
-def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
-    """Build the dashboard from the published ``liger.duckdb``; returns the path of ``index.html``."""
+def read_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) -> SiteRead:
+    """What the dashboard shows, read from the published ``liger.duckdb`` (writes nothing)."""
+    with open_readonly(duckdb_path, remote_root) as con:
+        return SiteRead(build_payload(con), coverage_by_version(con))
+
+
+def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike, read: SiteRead | None = None) -> Path:
+    """Build the dashboard from the published ``liger.duckdb``, or from ``read`` (`read_site` of it);
+    returns the path of ``index.html``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with open_readonly(duckdb_path) as con:
-        data = build_payload(con)
-        coverage = coverage_by_version(con)
+    data, coverage = read if read is not None else read_site(duckdb_path)
     by_version = {c.version: c for c in coverage}
     newest = next((c for c in coverage if c.version is not None), None)
     headline = newest.regressions_line() if newest else "No Liger version measured yet."
