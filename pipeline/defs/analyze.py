@@ -11,7 +11,7 @@ from pydantic import Field
 
 from pipeline.analyze.report.queries import newest_overview
 from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
-from pipeline.analyze.site import SiteRead, read_site, write_site
+from pipeline.analyze.site import render_site, write_site
 from pipeline.common import prefetch
 from pipeline.common.duck import open_readonly
 from pipeline.common.files import atomic_path, publish
@@ -115,11 +115,11 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
         rebuilt = False
         context.log.info("warehouse unchanged since the last dashboard: kept it")
     else:
-        read = _take_site_read(key)
-        if read is None:
+        pages = _take_site_pages(key)
+        if pages is None:
             prefetch.start(prefetch.DASHBOARD)
-            read = read_site(root / "liger.duckdb", warehouse.warehouse_uri())
-        write_site(root / "liger.duckdb", out_dir, read)
+            pages = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
+        write_site(root / "liger.duckdb", out_dir, pages)
         tmp = atomic_path(out_dir / SITE_STAMP)
         tmp.write_text(json.dumps({"key": key}, default=str))
         publish(tmp, out_dir / SITE_STAMP)
@@ -152,16 +152,16 @@ def _site_is_current(out_dir: Path, key: dict) -> bool:
     return bool(key["duckdb"]) and previous.get("key") == key and (out_dir / "index.html").exists()
 
 
-# The dashboard's reading of a run's liger.duckdb, started by the build's step, by its build state
-_SITE_READS: dict[str, Future] = {}
-_SITE_READS_LOCK = threading.Lock()
+# The dashboard's pages rendered from a run's liger.duckdb, started by the build's step, by its build state
+_SITE_PAGES: dict[str, Future] = {}
+_SITE_PAGES_LOCK = threading.Lock()
 
 
 def start_dashboard_beside_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> None:
-    """Read what the dashboard shows (`read_site`: DuckDB and Polars, mostly without the GIL) in a
-    side thread once liger.duckdb is published, while the report's step runs (it goes first: its
-    `dagster/priority`); the dashboard's step writes the pages from it. Only in a run whose plan
-    holds the dashboard's step, and when the site is not current already."""
+    """Render the dashboard's pages (`render_site`: DuckDB and Polars, mostly without the GIL, then
+    the pages' text) in a side thread once liger.duckdb is published, while the report's step runs
+    (it goes first: its `dagster/priority`); the dashboard's step writes them. Only in a run whose
+    plan holds the dashboard's step, and when the site is not current already."""
     planned = context.run.step_keys_to_execute
     if "dashboard" not in (planned if planned is not None else context.job_def.graph.node_dict):
         return
@@ -170,27 +170,27 @@ def start_dashboard_beside_report(context: dg.AssetExecutionContext, warehouse: 
         return
     future: Future = Future()
 
-    def read() -> None:
+    def render() -> None:
         try:
             prefetch.start(prefetch.DASHBOARD)
-            future.set_result(read_site(warehouse.warehouse_path() / "liger.duckdb", warehouse.warehouse_uri()))
-        except BaseException as exc:  # noqa: BLE001 - handed to the dashboard's step, which reads again
+            future.set_result(render_site(warehouse.warehouse_path() / "liger.duckdb", warehouse.warehouse_uri()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the dashboard's step, which renders again
             future.set_exception(exc)
 
-    with _SITE_READS_LOCK:
-        _SITE_READS.clear()  # one run's at a time
-        _SITE_READS[json.dumps(key, sort_keys=True, default=str)] = future
-    threading.Thread(target=read, name="dashboard-beside-report").start()
+    with _SITE_PAGES_LOCK:
+        _SITE_PAGES.clear()  # one run's at a time
+        _SITE_PAGES[json.dumps(key, sort_keys=True, default=str)] = future
+    threading.Thread(target=render, name="dashboard-beside-report").start()
 
 
-def _take_site_read(key: dict) -> SiteRead | None:
-    with _SITE_READS_LOCK:
-        future = _SITE_READS.pop(json.dumps(key, sort_keys=True, default=str), None)
+def _take_site_pages(key: dict) -> dict[str, bytes] | None:
+    with _SITE_PAGES_LOCK:
+        future = _SITE_PAGES.pop(json.dumps(key, sort_keys=True, default=str), None)
     if future is None:
         return None
     try:
         return future.result()
-    except Exception:  # noqa: BLE001 - read again in the step, where a failure is its own
+    except Exception:  # noqa: BLE001 - rendered again in the step, where a failure is its own
         return None
 
 

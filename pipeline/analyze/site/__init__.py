@@ -27,21 +27,17 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import NamedTuple
 
-from pipeline.analyze.report.queries import VersionCoverage, coverage_by_version
+from pipeline.analyze.report.queries import coverage_by_version
 from pipeline.common.duck import open_readonly
 from pipeline.config import duckdb_path, warehouse_dir
 
 from .pages import PLOTLY_FILE, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
-__all__ = ["SiteData", "SiteRead", "build_payload", "payload_json", "read_site", "write_site"]
+__all__ = ["SiteData", "build_payload", "payload_json", "render_site", "write_site"]
 
-
-class SiteRead(NamedTuple):
-    data: SiteData
-    coverage: list[VersionCoverage]
+INDEX = "index.html"
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -72,35 +68,39 @@ def _write_plotly(out_dir: Path) -> None:
         _atomic_write(target, js)
 
 
-def read_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) -> SiteRead:
-    """What the dashboard shows, read from the published ``liger.duckdb`` (writes nothing)."""
+def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) -> dict[str, bytes]:
+    """Every page of the dashboard by file name (the release pages, then ``index.html``), rendered
+    from the published ``liger.duckdb``; writes nothing."""
     with open_readonly(duckdb_path, remote_root) as con:
-        return SiteRead(build_payload(con), coverage_by_version(con))
-
-
-def write_site(duckdb_path: str | os.PathLike, out_dir: str | os.PathLike, read: SiteRead | None = None) -> Path:
-    """Build the dashboard from the published ``liger.duckdb``, or from ``read`` (`read_site` of it);
-    returns the path of ``index.html``."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    data, coverage = read if read is not None else read_site(duckdb_path)
+        data = build_payload(con)
+        coverage = coverage_by_version(con)
     by_version = {c.version: c for c in coverage}
     newest = next((c for c in coverage if c.version is not None), None)
     headline = newest.regressions_line() if newest else "No Liger version measured yet."
-
-    _write_plotly(out_dir)
-    written = set()
     rows = release_rows(data)
-    for version in data.versions:
-        name = release_file_name(version)
-        _atomic_write(out_dir / name, release_html(data, version, by_version.get(version), rows).encode())
-        written.add(name)
+    pages = {
+        release_file_name(version): release_html(data, version, by_version.get(version), rows).encode()
+        for version in data.versions
+    }
+    pages[INDEX] = index_html(data, coverage, headline, Path(duckdb_path).name).encode()
+    return pages
+
+
+def write_site(
+    duckdb_path: str | os.PathLike, out_dir: str | os.PathLike, pages: dict[str, bytes] | None = None
+) -> Path:
+    """Build the dashboard from the published ``liger.duckdb``, or write ``pages`` (`render_site` of
+    it); returns the path of ``index.html``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pages = pages if pages is not None else render_site(duckdb_path)
+    _write_plotly(out_dir)
+    for name, body in pages.items():
+        _atomic_write(out_dir / name, body)
     for stale in out_dir.glob("release-*.html"):
-        if stale.name not in written:
+        if stale.name not in pages:
             stale.unlink(missing_ok=True)
-    index = out_dir / "index.html"
-    _atomic_write(index, index_html(data, coverage, headline, Path(duckdb_path).name).encode())
-    return index
+    return out_dir / INDEX
 
 
 def main(argv: list[str] | None = None) -> int:
