@@ -19,18 +19,35 @@ with sighting_source as (
     left join delta_source as s
         on g.source_path = s.source_path
         and g.content_sha256 = s.content_sha256
+),
+
+-- One row per measurement and path first, then per measurement: a path's several contents (a file
+-- overwritten upstream) count once. count(distinct source_path) in one grouping cost 0.68 s at 1 M
+-- facts, 10.7 s at 10 M; the two 0.57 s and 9.2 s.
+per_path as (
+    select
+        measurement_digest,
+        source_path,
+        min(committed_at) as first_at,
+        arg_min(upstream_commit, committed_at) filter (where committed_at is not null) as first_commit,
+        max(committed_at) as last_at,
+        arg_max(upstream_commit, committed_at) filter (where committed_at is not null) as last_commit,
+        bool_or(in_upstream_head) as in_upstream_head,
+        min(snapshot) as snapshot
+    from sighting_source
+    group by measurement_digest, source_path
 )
 
 select
     measurement_digest,
-    count(distinct source_path) as source_count,
-    min(committed_at) as first_seen_at,
-    arg_min(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
-        filter (where committed_at is not null) as first_seen_commit,
-    max(committed_at) as last_seen_at,
-    arg_max(upstream_commit, strftime(committed_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
-        filter (where committed_at is not null) as last_seen_commit,
+    count(*) as source_count,
+    min(first_at) as first_seen_at,
+    arg_min(first_commit, strftime(first_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
+        filter (where first_at is not null) as first_seen_commit,
+    max(last_at) as last_seen_at,
+    arg_max(last_commit, strftime(last_at, '%Y-%m-%d %H:%M:%S.%f') || source_path)
+        filter (where last_at is not null) as last_seen_commit,
     bool_or(in_upstream_head) as in_upstream_head,
     min(snapshot) as snapshot
-from sighting_source
+from per_path
 group by measurement_digest
