@@ -115,11 +115,11 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
         rebuilt = False
         context.log.info("warehouse unchanged since the last dashboard: kept it")
     else:
-        pages = _take_site_pages(key)
-        if pages is None:
+        rendered = _take_site_pages(key)
+        if rendered is None:
             prefetch.start(prefetch.DASHBOARD)
-            pages = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
-        write_site(root / "liger.duckdb", out_dir, pages)
+            rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
+        write_site(root / "liger.duckdb", out_dir, rendered)
         tmp = atomic_path(out_dir / SITE_STAMP)
         tmp.write_text(json.dumps({"key": key}, default=str))
         publish(tmp, out_dir / SITE_STAMP)
