@@ -72,9 +72,8 @@ def regression_report(
     out_dir = root / "reports"
     # The report is a function of liger.duckdb's state and the plot cap: an unchanged warehouse
     # keeps the report it has (a re-run with nothing new costs no plotting).
-    stamp = out_dir / ".built_from.json"
     key = {"duckdb": built_state(warehouse.open()), "max_plots": config.max_plots}
-    previous = json.loads(stamp.read_text()) if stamp.exists() else {}
+    previous = _built_from(out_dir)
     if key["duckdb"] and previous.get("key") == key and Path(previous["summary"]["html_path"]).exists():
         summary = previous["summary"]
         context.log.info("warehouse unchanged since the last report: kept it")
@@ -82,9 +81,7 @@ def regression_report(
         summary = write_report(
             root / "liger.duckdb", out_dir, max_plots=config.max_plots, remote_root=warehouse.warehouse_uri()
         )
-        tmp = atomic_path(stamp)
-        tmp.write_text(json.dumps({"key": key, "summary": summary}, default=str))
-        publish(tmp, stamp)
+        _record_built_from(out_dir, {"key": key, "summary": summary})
     context.log.info(
         f"{summary['flagged_sweeps']} flagged sweeps, {summary['plots']} plotted -> {summary['html_path']}"
     )
@@ -120,9 +117,7 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
             prefetch.start(prefetch.DASHBOARD)
             rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
         write_site(root / "liger.duckdb", out_dir, rendered)
-        tmp = atomic_path(out_dir / SITE_STAMP)
-        tmp.write_text(json.dumps({"key": key}, default=str))
-        publish(tmp, out_dir / SITE_STAMP)
+        _record_built_from(out_dir, {"key": key})
         rebuilt = True
     pages = sorted(out_dir.glob("*.html"))
     size = sum(p.stat().st_size for p in pages)
@@ -138,7 +133,19 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     )
 
 
-SITE_STAMP = ".built_from.json"
+# What the report's and the dashboard's files were made from (liger.duckdb's build state, settings)
+BUILT_FROM = ".built_from.json"
+
+
+def _built_from(out_dir: Path) -> dict:
+    stamp = out_dir / BUILT_FROM
+    return json.loads(stamp.read_text()) if stamp.exists() else {}
+
+
+def _record_built_from(out_dir: Path, content: dict) -> None:
+    tmp = atomic_path(out_dir / BUILT_FROM)
+    tmp.write_text(json.dumps(content, default=str))
+    publish(tmp, out_dir / BUILT_FROM)
 
 
 def _site_key(warehouse: WarehouseResource) -> dict:
@@ -147,8 +154,7 @@ def _site_key(warehouse: WarehouseResource) -> dict:
 
 
 def _site_is_current(out_dir: Path, key: dict) -> bool:
-    stamp = out_dir / SITE_STAMP
-    previous = json.loads(stamp.read_text()) if stamp.exists() else {}
+    previous = _built_from(out_dir)
     return bool(key["duckdb"]) and previous.get("key") == key and (out_dir / "index.html").exists()
 
 
