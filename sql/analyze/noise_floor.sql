@@ -145,6 +145,8 @@ kept as (
         or (ranked_units.loudness > 1 and ranked_units.quietness > 1)
 ),
 
+-- the moves in order: tied moves are equal, so which of them takes a position leaves the
+-- quantile as it is (no tie-break on the text columns to sort)
 positioned as (
     select
         kept.*,
@@ -155,7 +157,7 @@ positioned as (
     window
         scope_row as (
             partition by scope, gpu_name, metric_name, duration_bucket
-            order by move_log, unit_id, x_value
+            order by move_log
         ),
         scope_all as (partition by scope, gpu_name, metric_name, duration_bucket)
 ),

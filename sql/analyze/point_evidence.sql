@@ -1,0 +1,96 @@
+/* MODEL
+name: point_evidence
+materialized: table
+incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
+incremental_key_from: ranked_measurements
+depends_on: [reference_measurements, step_changes]
+*/
+-- point_evidence: what one liger-family series' pair of consecutive steps shows, on both axes
+-- (versions, benchmarked commits), before any noise threshold: the series' own rows, so a new
+-- snapshot refreshes only the series it touched. `point_pairs` adds the thresholds.
+--
+-- The liger-family rows of `step_changes`, plus:
+--   duration_bucket  the point's duration (the faster side's p50) in decades of ms (speed only)
+--   reference_ratio  geometric mean, over the non-liger providers measured
+--                    beside liger at BOTH steps, of ref_to / ref_from;
+--   normalized_ratio ratio / reference_ratio
+--                    (= (liger_to / ref_to) / (liger_from / ref_from)).
+with liger_changes as (
+    select
+        step_changes.*,
+        case
+            when metric_name = 'speed' then cast(floor(log10(least(from_p50, to_p50))) as integer)
+            else 0
+        end as duration_bucket
+    from step_changes
+    where is_liger
+),
+
+reference_pairs as (
+    select
+        liger_changes.axis,
+        liger_changes.kernel_name,
+        liger_changes.kernel_provider,
+        liger_changes.kernel_operation_mode,
+        liger_changes.metric_name,
+        liger_changes.gpu_name,
+        liger_changes.x_name,
+        liger_changes.x_value,
+        liger_changes.extra_config,
+        liger_changes.from_step_rank,
+        liger_changes.to_step_rank,
+        string_agg(ref_from.reference_provider, ',' order by ref_from.reference_provider)
+            as reference_providers,
+        count(*) as reference_count,
+        exp(avg(ln(ref_to.reference_p50 / ref_from.reference_p50))) as reference_ratio
+    from liger_changes
+    inner join reference_measurements as ref_from
+        on ref_from.axis = liger_changes.axis
+        and ref_from.kernel_name = liger_changes.kernel_name
+        and ref_from.kernel_provider = liger_changes.kernel_provider
+        and ref_from.kernel_operation_mode = liger_changes.kernel_operation_mode
+        and ref_from.metric_name = liger_changes.metric_name
+        and ref_from.gpu_name = liger_changes.gpu_name
+        and ref_from.x_name is not distinct from liger_changes.x_name
+        and ref_from.x_value is not distinct from liger_changes.x_value
+        and ref_from.extra_config is not distinct from liger_changes.extra_config
+        and ref_from.step_rank = liger_changes.from_step_rank
+    inner join reference_measurements as ref_to
+        on ref_to.axis = liger_changes.axis
+        and ref_to.kernel_name = liger_changes.kernel_name
+        and ref_to.kernel_provider = liger_changes.kernel_provider
+        and ref_to.kernel_operation_mode = liger_changes.kernel_operation_mode
+        and ref_to.metric_name = liger_changes.metric_name
+        and ref_to.gpu_name = liger_changes.gpu_name
+        and ref_to.x_name is not distinct from liger_changes.x_name
+        and ref_to.x_value is not distinct from liger_changes.x_value
+        and ref_to.extra_config is not distinct from liger_changes.extra_config
+        and ref_to.step_rank = liger_changes.to_step_rank
+        and ref_to.reference_provider = ref_from.reference_provider
+    group by
+        liger_changes.axis, liger_changes.kernel_name, liger_changes.kernel_provider,
+        liger_changes.kernel_operation_mode, liger_changes.metric_name,
+        liger_changes.gpu_name, liger_changes.x_name, liger_changes.x_value,
+        liger_changes.extra_config, liger_changes.from_step_rank,
+        liger_changes.to_step_rank
+)
+
+select
+    liger_changes.*,
+    reference_pairs.reference_providers,
+    coalesce(reference_pairs.reference_count, 0) as reference_count,
+    reference_pairs.reference_ratio,
+    liger_changes.ratio / reference_pairs.reference_ratio as normalized_ratio
+from liger_changes
+left join reference_pairs
+    on reference_pairs.axis = liger_changes.axis
+    and reference_pairs.kernel_name = liger_changes.kernel_name
+    and reference_pairs.kernel_provider = liger_changes.kernel_provider
+    and reference_pairs.kernel_operation_mode = liger_changes.kernel_operation_mode
+    and reference_pairs.metric_name = liger_changes.metric_name
+    and reference_pairs.gpu_name = liger_changes.gpu_name
+    and reference_pairs.x_name is not distinct from liger_changes.x_name
+    and reference_pairs.x_value is not distinct from liger_changes.x_value
+    and reference_pairs.extra_config is not distinct from liger_changes.extra_config
+    and reference_pairs.from_step_rank = liger_changes.from_step_rank
+    and reference_pairs.to_step_rank = liger_changes.to_step_rank
