@@ -8,6 +8,7 @@ names its variable (``LIGER_LOCK_TIMEOUT_S=abc`` -> "LIGER_LOCK_TIMEOUT_S: ...")
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -80,7 +81,8 @@ class Failpoint(BaseModel):
 class Settings(BaseSettings):
     """``LIGER_*`` variables. Paths resolve against the current directory."""
 
-    model_config = SettingsConfigDict(env_prefix="LIGER_", extra="ignore", validate_default=True)
+    # frozen: one read is shared by every caller until the environment changes (`load`)
+    model_config = SettingsConfigDict(env_prefix="LIGER_", extra="ignore", validate_default=True, frozen=True)
 
     data_raw: Path = Field(PROJECT_ROOT / "data_raw", description="input folder: CSVs, kernelindex bundles")
     warehouse: str = Field(
@@ -144,13 +146,32 @@ class Settings(BaseSettings):
         return Path(value).expanduser() if value else None
 
 
+def _read_from() -> tuple:
+    """What the settings are read from: the LIGER_ variables (pydantic-settings matches their names
+    without regard to case) and the folder relative paths resolve against."""
+    return os.getcwd(), tuple(sorted((k, v) for k, v in os.environ.items() if k[:6].upper() == "LIGER_"))
+
+
+# The last settings read and what they were read from: a run asks for them about 70 times (each
+# resource and helper reads what it needs when it needs it), 0.5 ms a read of the environment.
+_last_read: tuple[tuple, Settings] | None = None
+
+
 def load() -> Settings:
-    """The settings as the environment says now; a bad value raises `SettingsError` naming it."""
+    """The settings as the environment says now; a bad value raises `SettingsError` naming it. Read
+    again whenever a LIGER_ variable or the current folder changed since the last read."""
+    global _last_read
+    source = _read_from()
+    last = _last_read
+    if last is not None and last[0] == source:
+        return last[1]
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as err:
         problems = "; ".join(f"LIGER_{str(e['loc'][0]).upper()}: {e['msg']}" for e in err.errors())
         raise SettingsError(f"invalid setting: {problems}") from None
+    _last_read = (source, settings)
+    return settings
 
 
 def object_store() -> ObjectStore:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from pipeline import config
 
@@ -50,3 +51,25 @@ def test_s3_warehouse_keeps_local_files_in_local_dir(monkeypatch, tmp_path):
     assert s.warehouse == "s3://bucket/prefix" and s.is_remote and s.local == tmp_path
     opts = config.object_store().delta_options()
     assert opts["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1" and opts["conditional_put"] == "etag"
+
+
+def test_settings_are_read_again_when_the_environment_or_folder_changes(monkeypatch, tmp_path):
+    monkeypatch.setenv("LIGER_LOCK_TIMEOUT_S", "5")
+    first = config.load()
+    assert config.load() is first  # nothing changed: the same read
+    with pytest.raises(ValidationError):  # shared by every caller, so nobody may change it
+        first.lock_timeout_s = 7.0
+    monkeypatch.setenv("LIGER_LOCK_TIMEOUT_S", "6")
+    assert config.load().lock_timeout_s == 6.0
+    monkeypatch.setenv("liger_retention_hours", "3")  # matched without regard to case, as pydantic-settings does
+    assert config.load().retention_hours == 3.0
+    monkeypatch.delenv("liger_retention_hours")
+    monkeypatch.setenv("LIGER_WAREHOUSE", "relative_wh")
+    monkeypatch.chdir(tmp_path)
+    assert config.load().warehouse == str(tmp_path / "relative_wh")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert config.load().warehouse == str(tmp_path / "elsewhere" / "relative_wh")
+    monkeypatch.setenv("LIGER_LOCK_TIMEOUT_S", "abc")
+    with pytest.raises(config.SettingsError, match="LIGER_LOCK_TIMEOUT_S"):
+        config.load()
