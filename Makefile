@@ -45,7 +45,7 @@ dagster-instance:
 
 # The project's own modules byte-compiled, as uv compiles site-packages (UV_COMPILE_BYTECODE): where
 # PYTHONDONTWRITEBYTECODE is set no run writes them, and every run compiled its ~85 modules again
-# (0.07 s of each `make run`). Python still checks each file's size and mtime against its source.
+# (0.1 s of each `make run`). Python still checks each file's size and mtime against its source.
 PROJECT_SOURCES := $(shell find pipeline bench -name '*.py')
 $(VENV)/.compiled: $(VENV)/.synced $(PROJECT_SOURCES)
 	$(PY) -m compileall -q -j 0 pipeline bench
