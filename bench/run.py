@@ -58,16 +58,20 @@ def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
 
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     """`make run`'s own command (the job in one process, then its summary), measured whole; with
-    ``steps``, each step's wall time as the Dagster instance recorded it."""
+    ``steps``, each step's wall time as the Dagster instance recorded it, and ``committed``, the
+    warehouse run it committed and its mode (("2", "incremental"); None when it printed none)."""
     result = measure_subprocess(
         [sys.executable, "-m", "pipeline.cli.run"], cwd=PROJECT, env=pipeline_env(data, warehouse, home)
     )
     found = RUN_ID_RE.search(result["stdout"])
     result["steps"] = step_seconds(home, found.group(1)) if found else {}
+    committed = COMMITTED_RE.search(result["stdout"])
+    result["committed"] = committed.groups() if committed else None
     return result
 
 
 RUN_ID_RE = re.compile(r"^run:\s+\w+ \(([0-9a-f-]{36})\)", re.M)
+COMMITTED_RE = re.compile(r"^committed:\s+warehouse run (\d+) \((\w+)", re.M)
 
 
 def step_seconds(home: Path, run_id: str) -> dict[str, float]:
@@ -139,41 +143,30 @@ def query_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float]]:
 INCREMENTAL_RUNS = 3
 
 
-def _restore(kept: Path, wh: Path, home: Path) -> None:
-    """The warehouse and the Dagster instance as the full build left them (at their own paths:
-    liger.duckdb names its warehouse)."""
-    for live, saved in ((wh, kept / "warehouse"), (home, kept / "dagster_home")):
-        shutil.rmtree(live, ignore_errors=True)
-        shutil.copytree(saved, live, symlinks=True)
-
-
-COMMITTED_RE = re.compile(r"^committed:\s+warehouse run (\d+) \((\w+)", re.M)
-
-
-def first_seq(result: dict) -> str | None:
-    found = COMMITTED_RE.search(result["stdout"])
-    return found.group(1) if found else None
-
-
 def bench_incremental(
     label: str, data: Path, wh: Path, home: Path, full_s: float, results: list[dict], step_lines: list[str]
 ) -> None:
     """One new 2,500-row snapshot into the built warehouse (the median of INCREMENTAL_RUNS runs, each
     from the full build's state), then the same inputs again."""
     print(f"[{label}] incremental: one new 2,500-row snapshot, {INCREMENTAL_RUNS} runs", flush=True)
+    # the warehouse and the Dagster instance as the full build left them, put back at their own
+    # paths before each further run (liger.duckdb names its warehouse)
     kept = wh.parent / "after-full"
+    saved = {wh: kept / "warehouse", home: kept / "dagster_home"}
     shutil.rmtree(kept, ignore_errors=True)
-    shutil.copytree(wh, kept / "warehouse", symlinks=True)
-    shutil.copytree(home, kept / "dagster_home", symlinks=True)
+    for live, copy in saved.items():
+        shutil.copytree(live, copy, symlinks=True)
     extra = write_extra_snapshot(data, rows=2500, seed=7)
     try:
         runs = []
         for i in range(INCREMENTAL_RUNS):
             if i:
-                _restore(kept, wh, home)
+                for live, copy in saved.items():
+                    shutil.rmtree(live, ignore_errors=True)
+                    shutil.copytree(copy, live, symlinks=True)
             runs.append(run_pipeline(data, wh, home))
-            committed = COMMITTED_RE.search(runs[-1]["stdout"])
-            if not committed or committed.group(2) != "incremental" or committed.group(1) != first_seq(runs[0]):
+            committed = runs[-1]["committed"]
+            if committed is None or committed[1] != "incremental" or committed != runs[0]["committed"]:
                 raise RuntimeError(f"[{label}] incremental run {i + 1} did not commit as the first did: {committed}")
         print(f"[{label}] nothing new: the same inputs again", flush=True)
         same = run_pipeline(data, wh, home)
