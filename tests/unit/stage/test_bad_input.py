@@ -130,6 +130,19 @@ def test_identical_rows_of_one_file_are_told_apart_by_their_occurrence(tmp_path)
     assert [r["occurrence"] for r in good_rows] == [1, 2, 1]
 
 
+def test_occurrence_counts_lines_identical_in_every_field_even_fields_named_like_the_query_s_own(tmp_path):
+    """Extra header fields take part in a line's identity, also those named like the staging query's own
+    columns (record_no, line_hash, first_row_no); an empty field and a quoted empty one are the same."""
+    header = HEADER + ",record_no,line_hash,first_row_no"
+    body = "\n".join(
+        [header, row("1") + ",7,a,", row("1") + ",7,a,", row("1") + ",7,b,", row("1") + ',7,a,""', row("2") + ",,,"]
+    )
+    rows = stage_csv(tmp_path, body + "\n")
+    good_rows = sorted((r for r in rows if r["reason"] is None), key=lambda r: r["record_no"])
+    assert [r["record_no"] for r in good_rows] == [1, 2, 3, 4, 5]
+    assert [r["occurrence"] for r in good_rows] == [1, 2, 1, 3, 1]
+
+
 # -- kernelindex bundles -------------------------------------------------------------------------
 def bundle(mutate=None) -> str:
     b = copy.deepcopy(SAMPLE)
