@@ -31,6 +31,8 @@ from pathlib import Path
 import duckdb
 
 from pipeline.analyze.compare import judge_measurements
+from pipeline.engine import DuckTarget, run_models
+from pipeline.serve.models import analyze_models
 
 PROJECT = Path(__file__).resolve().parents[1]
 RESULT = PROJECT / "bench" / "results" / "regression_detection.md"
@@ -122,11 +124,8 @@ def rerun_results(source) -> list[dict]:
         _SPLIT_RERUNS,
     )
     held.execute("delete from noise_floor where gpu_name in (select unnest($g))", {"g": gpus})
-    from pipeline.analyze.compare import run_models
-    from pipeline.serve.duckdb_build import view_files
-
-    downstream = [m for m in view_files() if m.name in ("point_pairs", "sweep_pairs", "verdicts")]
-    run_models(held, downstream)
+    downstream = [m for m in analyze_models() if m.name in ("point_pairs", "sweep_pairs", "verdicts")]
+    run_models(downstream, DuckTarget(held))
     rows = _verdicts(held, "v.verdict <> 'insufficient'")
     called, n, rate = _rate(rows)
     out.append(dict(pool="same commit, two runs", noise="held out (defaults)", sweeps=n, called=called, rate=rate))

@@ -19,8 +19,10 @@ import duckdb
 
 from bench.generate import generate
 from bench.run import SIZES, run_pipeline
-from pipeline.analyze.change_points import build_change_points
-from pipeline.serve.duckdb_build import create_table_views, create_view, view_files
+from pipeline.engine import create_view
+from pipeline.serve.change_points import build_change_points
+from pipeline.serve.duckdb_build import create_table_views
+from pipeline.serve.models import analyze_models
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
 from pipeline.spark.views import run_views
@@ -34,10 +36,10 @@ def duckdb_view_seconds(inputs: dict[str, list[str]], temp: Path) -> tuple[dict[
     con.execute("set TimeZone = 'UTC'")
     create_table_views(con, {t.removeprefix("delta_"): f for t, f in inputs.items()})
     seconds, rows = {}, {}
-    for vf in view_files():
+    for vf in analyze_models():
         name = vf.name
         started = time.perf_counter()
-        create_view(con, name, vf)
+        create_view(con, name, vf.sql)
         if vf.materialize:  # as the build stores it
             con.execute(f'create table "{name}__materialized" as select * from "{name}"')
             con.execute(f'create or replace view "{name}" as select * from "{name}__materialized"')

@@ -23,7 +23,10 @@ from dataclasses import dataclass
 
 import duckdb
 
-__all__ = ["compare", "judge_measurements", "run_models", "resolve_point", "Point", "MOVED", "COMPARE_COLUMNS"]
+from pipeline.engine import DuckTarget, run_models
+from pipeline.serve.models import analyze_models
+
+__all__ = ["compare", "judge_measurements", "resolve_point", "Point", "MOVED", "COMPARE_COLUMNS"]
 
 MOVED = ("regression", "improvement", "drift", "transient", "inconclusive", "unstable")
 COMPARE_COLUMNS = (
@@ -106,26 +109,9 @@ def resolve_point(con, text: str, gpu: str | None = None) -> Point:
     )
 
 
-def run_models(con, models, given: dict[str, str] | None = None) -> None:
-    """Create each model on ``con`` in order: a materialized model as a table (as the warehouse build
-    stores it, so later models read rows, not a re-planned chain), the others as views. ``given``:
-    model name -> a table already on ``con`` to use instead of running the model."""
-    from pipeline.serve.duckdb_build import create_view
-
-    for model in models:
-        if given and model.name in given:
-            con.execute(f'create or replace table "{model.name}" as select * from "{given[model.name]}"')
-        elif model.materialize:
-            con.execute(f'create or replace table "{model.name}" as\n{model.sql}')
-        else:
-            create_view(con, model.name, model)
-
-
 def judge_measurements(source, query: str, params: dict | None = None) -> duckdb.DuckDBPyConnection:
     """The analysis models over the rows ``query`` selects from ``source``'s measurements, on a new
     in-memory connection, with ``source``'s thresholds, settings, version order and commits."""
-    from pipeline.serve.duckdb_build import view_files
-
     scratch = duckdb.connect()
     scratch.register("chosen", source.sql(query, params=params or {}).to_arrow_table())
     scratch.execute("create table measurements as select * from chosen")
@@ -137,7 +123,7 @@ def judge_measurements(source, query: str, params: dict | None = None) -> duckdb
     for table in ("regression_settings", "liger_version_order", "benchmark_commit", "commit_change"):
         scratch.execute(f"create table {table} as select * from {table}__source")
     # the full warehouse's noise, not the noise of the two steps alone
-    run_models(scratch, view_files(), given={"noise_floor": "noise_floor__source"})
+    run_models(analyze_models(), DuckTarget(scratch), given={"noise_floor": "noise_floor__source"})
     return scratch
 
 
@@ -156,7 +142,7 @@ def compare(
     only the sweeps whose verdict is one of MOVED are returned."""
     own = con is None
     if own:
-        from pipeline import connect as default_connect
+        from pipeline.serve.connect import connect as default_connect
 
         con = (connect or default_connect)()
     try:

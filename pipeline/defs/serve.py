@@ -3,12 +3,12 @@
 import dagster as dg
 from pydantic import create_model
 
-from pipeline.analyze.settings import RegressionSettings
 from pipeline.contracts.tables import PUBLIC_TABLES
 from pipeline.defs.analyze import start_dashboard_beside_report
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.duckdb_build import build_duckdb
 from pipeline.serve.names import FACT_FILES
+from pipeline.serve.settings import RegressionSettings
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold
 # with its default and description; RegressionSettings stays the single source of truth.

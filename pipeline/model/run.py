@@ -21,13 +21,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.common.sql_models import ModelHeader, PythonModel, load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
 from pipeline.contracts.reasons import RAW_PREVIEW_CHARS
 from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO, after_file_commit_clause
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
+from pipeline.engine import DuckScripts, ModelHeader, PythonModel, load_models, run_models
 from pipeline.model import dimensions
 
 MODELS_DIR = SQL_DIR / "model"
@@ -211,7 +211,7 @@ def attribute_digest(attribute: str) -> str:
     return f"ki_{attribute}_digest"
 
 
-def run_models(
+def run_batch(
     con: duckdb.DuckDBPyConnection,
     sources: list[SourceFile],
     staging_path,
@@ -259,14 +259,4 @@ def run_models(
     con.execute(f"create or replace temp table known_dim_digest as {known_dim_digest}")
     for macro in MACROS:
         con.execute(macro)
-    applied = []
-    for model in models():
-        if isinstance(model, PythonModel):
-            model.run(con)
-        else:
-            sql = model.sql
-            for token, expr in TEMPLATE.items():
-                sql = sql.replace(token, expr)
-            con.execute(sql)
-        applied.append(model.name)
-    return applied
+    return run_models(models(), DuckScripts(con), template=TEMPLATE)

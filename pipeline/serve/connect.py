@@ -6,7 +6,7 @@
     con = pipeline.connect(as_of="2026-11-30T12:00")  # the newest run committed by then
 
 The newest state opens `liger.duckdb` read-only. An earlier state is an in-memory database with
-the same table views over that run's Delta versions and every sql/views view (computed when
+the same table views over that run's Delta versions and every sql/analyze view (computed when
 queried: nothing is materialized for a one-off look back). For a warehouse on S3 the connection
 carries an fsspec filesystem, which a plain `duckdb` CLI cannot.
 """
@@ -17,17 +17,12 @@ from datetime import datetime
 
 import duckdb
 
-from pipeline.analyze.change_points import build_change_points
 from pipeline.common import duck
 from pipeline.config import load, warehouse_dir, warehouse_uri
-from pipeline.serve.duckdb_build import (
-    create_run_log_view,
-    create_table_views,
-    create_view,
-    publish_main_views,
-    use_internal_schema,
-    view_files,
-)
+from pipeline.engine import DuckTarget, run_models
+from pipeline.serve.change_points import build_change_points
+from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, publish_main_views, use_internal_schema
+from pipeline.serve.models import analyze_models
 from pipeline.store.warehouse import Warehouse
 
 
@@ -54,8 +49,7 @@ def connect(
     try:
         create_run_log_view(con, wh, wanted)
         create_table_views(con, wh.snapshot_files(wanted))
-        for model in view_files():
-            create_view(con, model.name, model)
+        run_models(analyze_models(), DuckTarget(con, materialize=False))
         build_change_points(con)
     except duckdb.IOException as exc:
         con.close()

@@ -6,8 +6,8 @@ Layers, in order:
   regression_settings, liger_version_order (tables)
   sql/serve/      what readers call fact_measurement, source, measurements, ... (provenance and
                   learned dimensions are derived when read)
-  sql/analyze/    in the order their MODEL headers' dependencies give; a model with
-                  `materialized: table` is kept as a table `<view>__materialized`, its query as
+  sql/analyze/    in the order their MODEL headers' dependencies give; a stored model (kind
+                  FULL or INCREMENTAL_BY_PARTITION) is kept as a table `<view>__materialized`, its query as
                   view `<view>__definition`
   change_points   (Python: PELT per sweep)
 
@@ -17,11 +17,10 @@ information_schema and DuckDB's "did you mean" hints show what users query, not 
 `*__materialized`, `*__definition`, the build state or the helper tables (``is_internal``).
 
 A new published state is applied to a copy of the file, which then replaces it (open read-only
-sessions keep the old one). A materialized view with `incremental_key: [a, b]` is refreshed only
-for the key values that facts committed since the file's last state touch (with
-`incremental_merge`: its rows over the new facts alone merged into the kept ones); the others are
-recomputed whole. Anything that can move every row (a full run, other model or view files, other
-settings, a new Liger version) recomputes everything.
+sessions keep the old one). The stored models are refreshed by the model engine
+(`engine/incremental.py`: the partitions new facts touch, or merged); anything that can move every
+row (a full run, other model or view files, other settings, a new Liger version) recomputes
+everything.
 """
 
 from __future__ import annotations
@@ -31,26 +30,27 @@ import json
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.analyze.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
-from pipeline.analyze.change_points import build_change_points
-from pipeline.analyze.settings import RegressionSettings, write_settings_table
-from pipeline.analyze.versions import write_version_order_table
-from pipeline.common import duck, failpoints, sql_models
+from pipeline import engine
+from pipeline.common import duck, failpoints
 from pipeline.common.files import atomic_path, publish
-from pipeline.common.sql_models import FactSteps, SqlModel, load_models, read_model
 from pipeline.config import SQL_DIR, build_memory
+from pipeline.contracts.rules import touches_kernel
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
-from pipeline.ingest.gh_pages import touches_kernel
+from pipeline.engine.header import read_model
+from pipeline.engine.incremental import narrowed, refresh_models
+from pipeline.engine.run import create_view
+from pipeline.serve.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
+from pipeline.serve.change_points import build_change_points
+from pipeline.serve.models import LOOKUP_TABLES, SERVE_DIR, analyze_models, serve_models
 from pipeline.serve.names import INTERNAL_SCHEMA
+from pipeline.serve.settings import RegressionSettings, write_settings_table
+from pipeline.serve.versions import write_version_order_table
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
@@ -67,10 +67,6 @@ DUCK_TYPES = {
     pa.bool_(): "boolean",
     pa.timestamp("us", tz="UTC"): "timestamptz",
 }
-SERVE_DIR, ANALYZE_DIR = SQL_DIR / "serve", SQL_DIR / "analyze"
-# What the build registers before the models: the Delta snapshot and the lookup tables.
-LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run", "commit_kernel")
-SERVE_INPUTS = tuple(f"delta_{t}" for t in SCHEMAS) + LOOKUP_TABLES
 
 
 def is_internal(name: str) -> bool:
@@ -114,33 +110,15 @@ def publish_main_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     return public
 
 
-def serve_models() -> list[SqlModel]:
-    return load_models(SERVE_DIR, SERVE_INPUTS)
-
-
-def analyze_models() -> list[SqlModel]:
-    serve = [m.name for m in serve_models()]
-    return load_models(ANALYZE_DIR, (*SERVE_INPUTS, *serve, "change_points"))
-
-
-def view_files() -> list[SqlModel]:
-    """The analysis models users query (sql/analyze), in dependency order."""
-    return analyze_models()
-
-
-def create_view(con: duckdb.DuckDBPyConnection, name: str, model: SqlModel) -> None:
-    con.execute(f'create or replace view "{name}" as\n{model.sql}')
-
-
 def sql_hash() -> str:
     """What the file's views and tables are made of: the SQL, and the code that names and wraps it
-    (this module, the MODEL header parser). An incremental build keeps the previous file's views,
+    (this module, the model engine). An incremental build keeps the previous file's views,
     so a change to any of these rebuilds the file."""
     h = hashlib.sha256()
     for folder in ("serve", "analyze", "model"):
         for p in sorted((SQL_DIR / folder).glob("*.sql")):
             h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
-    for code in (Path(__file__), Path(sql_models.__file__)):
+    for code in (Path(__file__), *sorted(Path(engine.__file__).parent.glob("*.py"))):
         h.update(f"{code.name}\0".encode() + code.read_bytes())
     return h.hexdigest()[:16]
 
@@ -181,8 +159,7 @@ def create_table_views(
         cols = ", ".join(f"null::{DUCK_TYPES[f.type]} as {f.name}" for f in RUN_LOG_TABLE.schema)
         con.execute(f"create or replace view warehouse_run as select {cols} where false")
     if not keep_views:
-        for model in serve_models():
-            create_view(con, model.name, model)
+        engine.run_models(serve_models(), engine.DuckTarget(con, materialize=False))
     return versions
 
 
@@ -197,7 +174,7 @@ def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published
 
 def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
     """commit_kernel: the measured kernels each commit between benchmarked commits touches
-    (`gh_pages.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
+    (`rules.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
     kernels = [r[0] for r in con.execute("select distinct kernel_name from delta_fact_measurement").fetchall()]
     commits = con.execute("select distinct commit, kernel_paths from delta_commit_change").fetchall()
     rows = pa.table(
@@ -302,7 +279,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         provenance = materialize_provenance(con, full, old.get("seq", 0))
         provenance_s = round(time.perf_counter() - started, 3)
         moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
-        done = apply_views(con, full, old.get("seq", 0), moved, keep_views) | {"fact_provenance": provenance}
+        done = refresh_models(con, analyze_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES)
+        done |= {"fact_provenance": provenance}
         started = time.perf_counter()
         build_change_points(con, full)
         done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
@@ -359,7 +337,7 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     `touched_provenance` (the rows recomputed, for `_new_facts`)."""
     table = "fact_provenance__materialized"
     # The view is the model's query again (a kept file has it as the table, from the end of this function).
-    create_view(con, "fact_provenance", read_model(SERVE_DIR / "fact_provenance.sql"))
+    create_view(con, "fact_provenance", read_model(SERVE_DIR / "fact_provenance.sql").sql)
     if full or not duck.has_tables(con, table, "provenance_source_flags"):
         con.execute(f"create or replace table {table} as select * from fact_provenance")
         con.execute("create or replace temp table reattributed_digest (measurement_digest varchar)")
@@ -374,7 +352,7 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
         moved = duck.scalar(con, "select count(*) from moved_source")
         con.execute(TOUCHED_DIGEST + (MOVED_SOURCE_SIGHTINGS if moved else ""), {"s": since_seq})
         # Narrowed at the bottom: a filter on top of the view would aggregate every sighting first.
-        with _narrowed(con, "delta_fact_sighting", "semi join touched_digest using (measurement_digest)"):
+        with narrowed(con, "delta_fact_sighting", "semi join touched_digest using (measurement_digest)"):
             con.execute("create or replace temp table touched_provenance as select * from fact_provenance")
         con.execute(f"""create or replace temp table reattributed_digest as
             select measurement_digest from {table} o join touched_provenance n using (measurement_digest)
@@ -388,275 +366,3 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
     )
     con.execute(f"create or replace view fact_provenance as select * from {table}")
     return mode
-
-
-def apply_views(
-    con: duckdb.DuckDBPyConnection, full: bool = True, since_seq: int = 0, moved: bool = False, keep_views: bool = False
-) -> dict:
-    """sql/analyze in dependency order on a connection that has the tables, settings and version order.
-    ``moved``: an earlier fact now belongs to another gh-pages run (a new sighting), so keys finer
-    than the fact's own columns may have lost it: those models are recomputed whole. ``keep_views``:
-    the file has the models' views already (`create_table_views`)."""
-    applied, refreshed, seconds = [], {}, {}
-    touched: dict[tuple, Touched] = {}
-    models = view_files()
-    fact_columns = {m.name: m.header.fact_columns for m in models}
-    fact_steps = {m.name: m.header.fact_steps for m in models}
-    try:
-        for vf in models:
-            started = time.perf_counter()
-            if not vf.materialize:
-                if not keep_views:
-                    create_view(con, vf.name, vf)
-                applied.append(vf.path.name)
-                continue
-            definition = f"{vf.name}__definition"
-            if not keep_views:
-                create_view(con, definition, vf)
-            table = f"{vf.name}__materialized"
-            exists = duck.has_tables(con, table)
-            key, source = list(vf.header.incremental_key), vf.header.incremental_key_from
-            finer = source != "fact_measurement"
-            if full or not exists or not key or (finer and moved):
-                con.execute(f'create or replace table "{table}" as select * from "{definition}"')
-                refreshed[vf.name] = "full"
-            elif vf.header.incremental_merge and not moved:
-                refreshed[vf.name] = merge_new_facts(con, vf, definition, table, since_seq)
-            else:
-                if (source, tuple(key)) not in touched:
-                    fact_key = [c for c in key if c in fact_columns.get(source, ())]
-                    found = Touched.find(con, source, key, fact_key, since_seq, len(touched), list(touched.values()))
-                    if fact_key and found.count:
-                        found.find_steps(con, fact_steps.get(source))
-                    touched[(source, tuple(key))] = found
-                finer_deps = [
-                    m.name
-                    for m in models
-                    if m.name in vf.header.depends_on
-                    and m.header.incremental_key_from == source
-                    and set(key) <= set(m.header.incremental_key)
-                ]
-                refreshed[vf.name] = touched[(source, tuple(key))].refresh(con, vf, definition, table, finer_deps)
-            if not keep_views:
-                con.execute(f'create or replace view "{vf.name}" as select * from "{table}"')
-            applied.append(vf.path.name)
-            seconds[vf.name] = round(time.perf_counter() - started, 3)
-    finally:
-        for t in touched.values():
-            t.drop(con)
-        con.execute("drop table if exists new_fact_digest")
-        con.execute("drop table if exists new_fact_provenance")
-    return {"applied": applied, "refreshed": refreshed, "seconds": seconds}
-
-
-@contextmanager
-def _narrowed(con: duckdb.DuckDBPyConnection, name: str, tail: str = "", rows: str = "") -> Iterator[None]:
-    """View ``name`` narrowed for the block (``select f.* from <its own rows> f <tail>``, or the
-    ``rows`` table's rows), then itself again: a temp view of that name, which DuckDB resolves
-    before the build's schema, also inside the views that read ``name``. Renaming the view itself
-    and back wrote the file's catalog four times a narrowing (0.2 s of a 1 M incremental build)."""
-    own = ".".join(f'"{part}"' for part in con.execute("select current_database(), current_schema()").fetchone())
-    source = f'"{rows}" f' if rows else f'{own}."{name}" f {tail}'
-    con.execute(f'create temp view "{name}" as select f.* from {source}')
-    try:
-        yield
-    finally:
-        con.execute(f'drop view temp."{name}"')
-
-
-MOVED_DIGESTS = "select * from reattributed_digest"
-NO_NEW_PROVENANCE = "(select * from new_fact_digest anti join new_fact_provenance using (measurement_digest))"
-
-
-@contextmanager
-def _new_facts(con: duckdb.DuckDBPyConnection, since_seq: int) -> Iterator[None]:
-    """The fact views narrowed to the new facts, and earlier ones a new sighting gave another
-    gh-pages run, with their provenance: the rows `touched_provenance` recomputed (a new fact comes
-    with its sighting), any other looked up. Each view over the facts joins the provenance, and
-    probing every fact's provenance for a few thousand new facts cost most of a second per key."""
-    # By run_seq alone when no fact moved: the fact files' statistics then skip the earlier files.
-    moved = duck.scalar(con, "select count(*) from reattributed_digest")
-    new = f"where f.run_seq > {int(since_seq)}" + (f" or f.measurement_digest in ({MOVED_DIGESTS})" if moved else "")
-    if not duck.scalar(con, "select count(*) from duckdb_tables() where temporary and table_name = 'new_fact_digest'"):
-        con.execute(
-            f"create or replace temp table new_fact_digest as "
-            f"select measurement_digest from delta_fact_measurement f {new}"
-        )
-        con.execute(
-            "create or replace temp table new_fact_provenance as "
-            "select * from touched_provenance semi join new_fact_digest using (measurement_digest)"
-        )
-        if duck.scalar(con, f"select count(*) from {NO_NEW_PROVENANCE}"):
-            con.execute(
-                "insert into new_fact_provenance "
-                f"select * from fact_provenance semi join {NO_NEW_PROVENANCE} using (measurement_digest)"
-            )
-    with _narrowed(con, "delta_fact_measurement", new), _narrowed(con, "fact_provenance", rows="new_fact_provenance"):
-        yield
-
-
-def merge_new_facts(
-    con: duckdb.DuckDBPyConnection, model: SqlModel, definition: str, table: str, since_seq: int
-) -> str:
-    """``model``'s rows for the keys new facts touch, its rows over the new facts alone merged into
-    the kept ones (`incremental_merge`: rows alike in every other column are one). Only when no
-    earlier fact moved: the new facts are then exactly those of runs after ``since_seq``, and an
-    incremental run never changes an earlier fact. version_kernel_gpus counted every fact of its
-    touched versions (0.3 s at 1 M facts); series_steps and sweep_points took a median over every
-    run of each touched step (0.5 s at 1 M facts for a 2,500-row snapshot of a version run 60 times)."""
-    key, merge = list(model.header.incremental_key), model.header.incremental_merge
-    new, quoted = f"{model.name}__new", f'"{table}"'
-    with _new_facts(con, since_seq):
-        con.execute(f'create or replace temp table {new} as select * from "{definition}"')
-    count = duck.scalar(con, f"select count(*) from {new}")
-    if count:
-        columns = [d[0] for d in con.execute(f"select * from {new} limit 0").description]
-        grain = [f'"{c}"' for c in columns if c not in merge]
-        merged = [f'{_merged(merge[c], c)} as "{c}"' for c in columns if c in merge]
-        con.execute(f"""create or replace temp table {new}_merged as
-            select {", ".join(grain + merged)} from (
-                select * from {quoted} semi join {new} k on {_on(key, quoted)}
-                union all by name select * from {new}
-            ) group by all""")
-        con.execute(f"delete from {quoted} where exists (select 1 from {new} k where {_on(key, quoted)})")
-        con.execute(f"insert into {quoted} by name select * from {new}_merged")
-        con.execute(f"drop table {new}_merged")
-    con.execute(f"drop table {new}")
-    return f"{count} key(s) (merged)" if count else "untouched"
-
-
-def _merged(rule: str, column: str) -> str:
-    """An `incremental_merge` rule as SQL: a function name applies to the column, else the expression."""
-    return f'{rule}("{column}")' if rule.isidentifier() else rule
-
-
-def _on(key: list[str], left: str, right: str = "k") -> str:
-    """Equality on ``key`` with NULLs equal (x_value, extra_config may be NULL)."""
-    return " and ".join(f"{right}.{c} is not distinct from {left}.{c}" for c in key)
-
-
-@dataclass
-class Touched:
-    """The key values new facts touch, for one (source view, key), found once per build and used
-    by every model refreshed on that key. A model row with key value K depends only on the
-    source's rows with K (the `incremental_key` promise), so recomputing the model over just
-    those rows gives exactly its rows for the touched keys.
-    Narrowed by the hash of the key at the source (`_source_narrowed`): for the facts themselves at the
-    bottom (`delta_fact_measurement`), for a finer source on that view. Under a finer
-    source the facts are narrowed as well, by the hash of the key columns the source takes
-    unchanged from them (`fact_columns` in its header): a superset of the facts behind the touched
-    rows (a collision only adds rows the key's semi join drops). Narrowing the facts there to
-    exactly those behind the touched rows (a semi join on their digests, or on a hash of them)
-    made DuckDB plan reference_measurements past its memory limit at 10 M facts; a filter on top
-    of the fact view, or a correlated EXISTS, is not pushed down."""
-
-    source: str
-    key: list[str]
-    keys: str  # temp table: the touched key values; `<keys>_key_hash`, `<keys>_fact_hash`: hash(key), hash(fact_key)
-    fact_key: list[str]  # the key's columns the source takes unchanged from the facts
-    count: int = 0
-    steps: bool = False  # `<keys>_step_hash`, `<keys>_step_digest`: the touched steps' facts
-
-    @classmethod
-    def find(
-        cls, con, source: str, key: list[str], fact_key: list[str], since_seq: int, n: int, known: list[Touched]
-    ) -> Touched:
-        """From a finer key already found on the same source (a projection), else from the facts."""
-        finer = next((t for t in known if t.source == source and set(key) < set(t.key)), None)
-        t = cls(source, key, f"touched_key_{n}", fact_key)
-        if finer is not None:
-            con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {finer.keys}")
-        else:
-            with _new_facts(con, since_seq):
-                con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {source}")
-        t.count = duck.scalar(con, f"select count(*) from {t.keys}")
-        con.execute(
-            f"create or replace temp table {t.keys}_key_hash as "
-            f"select distinct hash({', '.join(key)}) as h from {t.keys}"
-        )
-        if fact_key:
-            con.execute(
-                f"create or replace temp table {t.keys}_fact_hash as "
-                f"select distinct hash({', '.join(fact_key)}) as h from {t.keys}"
-            )
-        return t
-
-    def _source_narrowed(self, con, name: str):
-        """The source's rows whose key hashes like a touched key's: a superset of the touched keys' rows
-        (a collision adds rows of another key, which the insert's semi join on the key itself drops).
-        An IN on one hash is planned with the few touched keys as the build side; a semi join on the
-        key's columns was planned the other way round (the narrowed facts beneath are estimated at a
-        few hundred rows) and hashed a million source rows on nine columns."""
-        cols = ", ".join(f"f.{c}" for c in self.key)
-        return _narrowed(con, name, f"where hash({cols}) in (select h from {self.keys}_key_hash)")
-
-    def find_steps(self, con, steps: FactSteps | None) -> None:
-        """The versions and runs of the touched keys, when the key holds the source's step
-        (``fact_steps`` in its header): the facts are then narrowed to the touched points at their
-        touched versions (a hash of both) or runs, not to every step of a touched point."""
-        if steps is None or not set(steps.columns) <= set(self.key):
-            return
-        con.execute(f"create or replace temp table touched as select * from {self.keys}")
-        con.execute(f"create or replace temp table {self.keys}_step as {steps.sql}")
-        con.execute(
-            f"create or replace temp table {self.keys}_step_hash as "
-            f"select distinct hash({', '.join(self.fact_key)}, liger_version) as h "
-            f"from {self.keys}_step where liger_version is not null"
-        )
-        con.execute(
-            f"create or replace temp table {self.keys}_step_digest as select distinct measurement_digest "
-            f"from fact_provenance semi join {self.keys}_step s using (snapshot)"
-        )
-        con.execute("drop table touched")
-        self.steps = True
-
-    def _facts_narrowed(self, con, model: SqlModel):
-        """delta_fact_measurement narrowed to the facts whose own columns hash like a touched key's
-        (and, with ``steps``, of a touched step's version or run), for a model that reaches the facts
-        through the source alone (its other inputs lookup tables)."""
-        if not self.fact_key or set(model.header.depends_on) - {self.source} - set(LOOKUP_TABLES):
-            return nullcontext()
-        cols = ", ".join(f"f.{c}" for c in self.fact_key)
-        where = f"where hash({cols}) in (select h from {self.keys}_fact_hash)"
-        if self.steps:
-            where += (
-                f" and (hash({cols}, f.liger_version) in (select h from {self.keys}_step_hash)"
-                f" or f.measurement_digest in (select measurement_digest from {self.keys}_step_digest))"
-            )
-        return _narrowed(con, "delta_fact_measurement", where)
-
-    def refresh(self, con, model: SqlModel, definition: str, table: str, finer_deps: list[str] = ()) -> str:
-        """Delete the model's rows for the touched keys and insert them again, computed over the
-        source's rows for the touched keys only (when the model reads that source), and over the
-        rows of ``finer_deps`` (models keyed on the same source by a key holding this one, refreshed
-        before it) whose key hashes like a touched key's: their rows of key K come from the source's
-        rows of K alone, so the promise that this model's rows of K read only those holds for them
-        too. step_changes ran its windows over every series' steps to keep a few (0.1 s at 1 M)."""
-        if self.count == 0:
-            return "untouched"
-        quoted, narrowed_facts = f'"{table}"', False
-        con.execute(f"delete from {quoted} where exists (select 1 from {self.keys} k where {_on(self.key, quoted)})")
-        insert = (
-            f'insert into "{table}" by name select d.* from "{definition}" d '
-            f"semi join {self.keys} k on {_on(self.key, 'd')}"
-        )
-        with ExitStack() as narrowed:
-            for dep in finer_deps:
-                narrowed.enter_context(self._source_narrowed(con, dep))
-            if self.source == "fact_measurement":
-                narrowed.enter_context(self._source_narrowed(con, "delta_fact_measurement"))
-            elif self.source in model.header.depends_on:
-                facts = self._facts_narrowed(con, model)
-                narrowed_facts = not isinstance(facts, nullcontext)
-                narrowed.enter_context(facts)
-                # facts narrowed to the touched steps leave the source little beyond the touched keys
-                # (hashing its rows by the key cost more than it spared)
-                if not (narrowed_facts and self.steps):
-                    narrowed.enter_context(self._source_narrowed(con, self.source))
-            con.execute(insert)
-        return f"{self.count} key(s)" + (" (facts by step)" if self.steps and narrowed_facts else "")
-
-    def drop(self, con) -> None:
-        kept = ("key_hash", "fact_hash", "step", "step_hash", "step_digest")
-        for table in (self.keys, *(f"{self.keys}_{t}" for t in kept)):
-            con.execute(f"drop table if exists {table}")

@@ -1,4 +1,5 @@
-"""Run every sql/views file on Spark, in file order, and write each view's rows as Parquet."""
+"""Run the sql/serve and sql/analyze models on Spark through the model engine (`SparkTarget`), and
+write each analysis model's rows as Parquet."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.analyze.settings import RegressionSettings, write_settings_table
-from pipeline.analyze.versions import write_version_order_table
-from pipeline.common.sql_models import load_models
 from pipeline.config import SQL_DIR
 from pipeline.contracts.tables import SCHEMAS
-from pipeline.serve.duckdb_build import SERVE_INPUTS, serve_models, write_commit_kernel_table
+from pipeline.engine import PythonModel, SqlModel, load_models, run_models
+from pipeline.serve.duckdb_build import write_commit_kernel_table
+from pipeline.serve.models import PYTHON_TABLES, SERVE_INPUTS, serve_models
+from pipeline.serve.settings import RegressionSettings, write_settings_table
+from pipeline.serve.versions import write_version_order_table
 
 from .change_points import change_points_frame
 from .transpile import transpile_model
 
-__all__ = ["register_inputs", "register_python_tables", "run_views"]
+__all__ = ["SparkTarget", "register_inputs", "register_python_tables", "run_views"]
 
 
 def register_inputs(spark, inputs: Mapping[str, Sequence[str]]) -> None:
@@ -98,6 +100,44 @@ class _Catalog:
         return self.columns.get(name.lower())
 
 
+class SparkTarget:
+    """The engine's target on Spark: a model is transpiled (transpile.py) and registered as a temp
+    view; with ``out``, its rows are written to ``out/<name>.parquet`` first, and a stored model is
+    read back from them, as the DuckDB build reads its table: later models then start from stored
+    rows, not a re-plan."""
+
+    def __init__(self, catalog: _Catalog, out: str | None = None, log: Callable[[str], None] = lambda _m: None):
+        self.catalog, self.out, self.log = catalog, out, log
+        self.seconds: dict[str, float] = {}
+
+    def _make(self, model: SqlModel, stored: bool) -> None:
+        spark, started = self.catalog.spark, time.perf_counter()
+        view = transpile_model(model, self.catalog.array_columns, self.catalog.columns_of)
+        frame = spark.sql(view.query)
+        if self.out is not None:
+            target = f"{self.out}/{view.name}.parquet"
+            frame.write.mode("overwrite").parquet(target)
+            frame = spark.read.parquet(target) if stored else spark.sql(view.query)
+            self.seconds[view.name] = time.perf_counter() - started
+            self.log(f"{view.name}: {self.seconds[view.name]:.1f} s")
+        frame.createOrReplaceTempView(view.name)
+        self.catalog.add(view.name, frame)
+
+    def view(self, model: SqlModel, sql: str) -> None:
+        self._make(model, stored=False)
+
+    def table(self, model: SqlModel, sql: str) -> None:
+        self._make(model, stored=True)
+
+    def python(self, model: PythonModel) -> None:
+        model.run(self.catalog.spark)
+
+    def given(self, model, relation: str) -> None:
+        frame = self.catalog.spark.table(relation)
+        frame.createOrReplaceTempView(model.name)
+        self.catalog.add(model.name, frame)
+
+
 def run_views(
     spark,
     inputs: Mapping[str, Sequence[str]],
@@ -106,35 +146,19 @@ def run_views(
     views_dir: Path = SQL_DIR / "analyze",
     log: Callable[[str], None] = lambda _msg: None,
 ) -> dict[str, float]:
-    """Materialize every view of ``views_dir`` (file order) and change_points to ``out_dir/<view>.parquet``.
-
-    A view marked ``-- materialize: table`` is read back from its Parquet before the next file runs,
-    as the DuckDB build reads its table: later views then start from stored rows, not a re-plan.
-    Returns seconds per view.
-    """
+    """Materialize every model of ``views_dir`` (dependency order) and change_points to
+    ``out_dir/<view>.parquet``; the readers' tables of sql/serve are views, not written. Returns
+    seconds per view."""
     settings = settings or RegressionSettings()
     out = out_dir.rstrip("/")
     register_inputs(spark, inputs)
     catalog = _Catalog(spark)
-    # The readers' tables first (sql/tables: fact_measurement with provenance, ...): views, not written.
     register_python_tables(spark, settings)
-    for model in serve_models():
-        view = transpile_model(model, catalog.array_columns, catalog.columns_of)
-        frame = spark.sql(view.query)
-        frame.createOrReplaceTempView(view.name)
-        catalog.add(view.name, frame)
-    seconds: dict[str, float] = {}
+    run_models(serve_models(), SparkTarget(catalog))
     serve = [m.name for m in serve_models()]
-    for model in load_models(views_dir, (*SERVE_INPUTS, *serve, "change_points")):
-        for view in [transpile_model(model, catalog.array_columns, catalog.columns_of)]:
-            started = time.perf_counter()
-            target = f"{out}/{view.name}.parquet"
-            spark.sql(view.query).write.mode("overwrite").parquet(target)
-            frame = spark.read.parquet(target) if view.materialize else spark.sql(view.query)
-            frame.createOrReplaceTempView(view.name)
-            catalog.add(view.name, frame)
-            seconds[view.name] = time.perf_counter() - started
-            log(f"{view.name}: {seconds[view.name]:.1f} s")
+    target = SparkTarget(catalog, out, log)
+    run_models(load_models(views_dir, (*SERVE_INPUTS, *serve, *PYTHON_TABLES)), target)
+    seconds = target.seconds
     started = time.perf_counter()
     change_points_frame(spark, settings.change_point_penalty).write.mode("overwrite").parquet(
         f"{out}/change_points.parquet"

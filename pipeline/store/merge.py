@@ -217,7 +217,7 @@ class Merger:
                     f"select {key} as digest from published_{dim}" for dim, key in DIM_KEYS.items()
                 ),
             }
-        normalize.run_models(con, sources, self.staging.path, self.staging.empty_templates(), problems, **kwargs)
+        normalize.run_batch(con, sources, self.staging.path, self.staging.empty_templates(), problems, **kwargs)
 
     def _must_go_full(self, con) -> str:
         """Cases the append-only merge cannot express; they are rare and a full build is exact."""

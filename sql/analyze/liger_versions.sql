@@ -1,6 +1,6 @@
 /* MODEL
 name: liger_versions
-materialized: table
+kind: FULL
 depends_on: [liger_version_order, version_kernel_gpus]
 */
 -- liger_versions: every measured Liger version in PEP 440 order.

@@ -1,8 +1,8 @@
 /* MODEL
 name: point_evidence
-materialized: table
-incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
-incremental_key_from: ranked_measurements
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
+partitions_from: ranked_measurements
 depends_on: [reference_measurements, step_changes]
 */
 -- point_evidence: what one liger-family series' pair of consecutive steps shows, on both axes

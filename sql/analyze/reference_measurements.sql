@@ -1,8 +1,8 @@
 /* MODEL
 name: reference_measurements
-materialized: table
-incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
-incremental_key_from: ranked_measurements
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
+partitions_from: ranked_measurements
 depends_on: [ranked_measurements, regression_settings]
 */
 -- reference_measurements: the non-liger providers measured beside each liger series and step

@@ -1,9 +1,9 @@
 /* MODEL
 name: series_steps
-materialized: table
-incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
-incremental_key_from: ranked_measurements
-incremental_merge:
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
+partitions_from: ranked_measurements
+when_matched:
   metric_unit: max
   x_label: max
   x_numeric: max
@@ -45,7 +45,7 @@ depends_on: [ranked_measurements]
 --   observed_at   the latest run; first_observed_at the earliest.
 --   p50_runs      every run's p50, in order, and step_commit_list the distinct benchmarked
 --                 commits: a new snapshot's runs are merged into a kept step (its median taken
---                 again over both) without reading the step's earlier runs (incremental_merge).
+--                 again over both) without reading the step's earlier runs (when_matched).
 -- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
 -- version here (liger_version shows the greater text).
 select

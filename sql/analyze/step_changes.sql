@@ -1,8 +1,8 @@
 /* MODEL
 name: step_changes
-materialized: table
-incremental_key: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
-incremental_key_from: ranked_measurements
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
+partitions_from: ranked_measurements
 depends_on: [series_steps]
 */
 -- step_changes: each pair of consecutive steps of each series on each axis, all providers.

@@ -1,9 +1,9 @@
 /* MODEL
 name: sweep_points
-materialized: table
-incremental_key: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, x_value, axis_key]
-incremental_key_from: measurement_steps
-incremental_merge:
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, x_value, axis_key]
+partitions_from: measurement_steps
+when_matched:
   metric_unit: max
   x_numeric: max
   benchmarked_commit: max

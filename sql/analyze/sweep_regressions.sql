@@ -1,6 +1,6 @@
 /* MODEL
 name: sweep_regressions
-materialized: table
+kind: FULL
 depends_on: [liger_versions, verdicts]
 */
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.

@@ -1,6 +1,6 @@
 /* MODEL
 name: verdicts
-materialized: table
+kind: FULL
 depends_on: [point_pairs, regression_settings, sweep_pairs]
 */
 -- verdicts: THE verdict rule, for single points and whole sweeps, on both axes.

@@ -1,6 +1,6 @@
 /* MODEL
 name: version_coverage
-materialized: table
+kind: FULL
 depends_on: [sweep_regressions, sweep_versions]
 */
 -- version_coverage: for every liger-family sweep and version, was it compared, and if not, why.

@@ -1,8 +1,8 @@
 /* MODEL
 name: version_kernel_gpus
-materialized: table
-incremental_key: [liger_version, kernel_name, gpu_name]
-incremental_merge: {measurements: sum, first_observed_at: min, last_observed_at: max}
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [liger_version, kernel_name, gpu_name]
+when_matched: {measurements: sum, first_observed_at: min, last_observed_at: max}
 depends_on: [measurements]
 */
 -- version_kernel_gpus: the measurements of each Liger version per kernel and GPU (how many, first

@@ -31,7 +31,7 @@ VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)
 
 def view_names() -> list[str]:
     """Every sql/analyze model (what run_views writes), in run order, plus the change_points table."""
-    from pipeline.serve.duckdb_build import analyze_models
+    from pipeline.serve.models import analyze_models
 
     return [*(m.name for m in analyze_models()), "change_points"]
 

@@ -13,7 +13,7 @@ import duckdb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.common.sql_models import read_model
+from pipeline.engine import read_model
 
 MODEL = read_model(Path(__file__).resolve().parents[3] / "sql" / "analyze" / "reference_measurements.sql")
 MAX_GAP_HOURS = 3.0

@@ -22,10 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from pipeline.analyze.change_points import build_change_points
-from pipeline.analyze.compare import run_models
-from pipeline.analyze.settings import RegressionSettings, write_settings_table
-from pipeline.analyze.versions import version_order_table
+from pipeline.engine import DuckTarget, run_models
+from pipeline.serve.change_points import build_change_points
+from pipeline.serve.settings import RegressionSettings, write_settings_table
+from pipeline.serve.versions import version_order_table
 from tests.fixtures import regression as rs
 
 REPO = rs.REPO
@@ -310,7 +310,7 @@ def test_change_points_segment_again_only_the_sweeps_whose_inputs_changed():
     con.execute(
         "update fact_measurement set p50 = p50 / 1.30 where liger_version = '0.5.10' and kernel_provider = 'liger'"
     )
-    run_models(con, rs.regression_view_files())
+    run_models(rs.regression_view_files(), DuckTarget(con))
     assert build_change_points(con, full=False) == 1
     assert con.execute("select count(*) from changed_sweep").fetchone()[0] == 1
     incremental = con.execute(query).fetchall()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.common import duck
-from pipeline.common.sql_models import read_model
 from pipeline.contracts.digests import record_only_measurement_digest
+from pipeline.engine import read_model
 from pipeline.model import run as normalize
 from pipeline.serve.duckdb_build import create_table_views
 from pipeline.stage.store import StagingStore
@@ -31,7 +31,7 @@ def con(tmp_path):
     """Every model's tables, empty and correctly typed: the models run over a batch of no sources."""
     c = duck.connect()
     store = StagingStore(tmp_path / "staging")
-    normalize.run_models(c, [], store.path, store.empty_templates(), [])
+    normalize.run_batch(c, [], store.path, store.empty_templates(), [])
     yield c
     c.close()
 

@@ -9,10 +9,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from pipeline.common.sql_models import ModelError, ModelHeader, PythonModel, load_models, order_models, read_model
 from pipeline.config import SQL_DIR
+from pipeline.engine import ModelError, ModelHeader, PythonModel, load_models, order_models, read_model
 from pipeline.model.run import models as normalize_models
-from pipeline.serve.duckdb_build import analyze_models, serve_models
+from pipeline.serve.models import analyze_models, serve_models
 
 FOLDERS = ("model", "serve", "analyze")
 
@@ -87,43 +87,43 @@ def _reads(name: str, by_name: dict) -> set[str]:
     return seen
 
 
-def test_an_incremental_key_is_columns_of_its_source_and_of_the_model(shipped_warehouse):
+def test_a_partition_key_is_columns_of_its_source_and_of_the_model(shipped_warehouse):
     """The refresh finds touched keys in the key's source, narrows that source by the key's columns
     and deletes the model's rows by the same columns: the source and the model must both hold every
     key column, and the model must read the source."""
     import duckdb
 
     by_name = {m.name: m for m in (*serve_models(), *analyze_models())}
-    keyed = [m for m in by_name.values() if m.header.incremental_key]
+    keyed = [m for m in by_name.values() if m.header.partitioned_by]
     assert {m.name for m in keyed} >= {"series_steps", "reference_measurements", "step_changes", "sweep_points"}
     with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
         columns = lambda rel: {r[0] for r in con.execute(f"describe {rel}").fetchall()}  # noqa: E731
         for m in keyed:
-            key, source = set(m.header.incremental_key), m.header.incremental_key_from
+            key, source = set(m.header.partitioned_by), m.header.partitions_from
             assert source in _reads(m.name, by_name), (m.name, source)
             assert key <= columns(source), (m.name, key - columns(source))
             assert key <= columns(m.name), (m.name, key - columns(m.name))
-            assert set(m.header.incremental_merge) <= columns(m.name), (m.name, m.header.incremental_merge)
+            assert set(m.header.when_matched) <= columns(m.name), (m.name, m.header.when_matched)
 
 
 def test_a_merge_without_a_key_of_a_key_column_or_by_a_function_that_does_not_merge_itself_is_refused(
     tmp_path: Path,
 ):
-    header = "/* MODEL\nname: counts\nmaterialized: table\n{}\n*/\nselect 1\n"
+    header = "/* MODEL\nname: counts\nkind: INCREMENTAL_BY_PARTITION\n{}\n*/\nselect 1\n"
     for body, reason in (
-        ("incremental_merge: {n: sum}", "needs an incremental_key"),
-        ("incremental_key: [k]\nincremental_merge: {k: max}", "names a key column"),
-        ("incremental_key: [k]\nincremental_merge: {n: median}", "does not merge itself"),
-        ("incremental_key: [k]\nincremental_merge: {n: [sum]}", "bad header"),
+        ("when_matched: {n: sum}", "needs partitioned_by"),
+        ("partitioned_by: [k]\nwhen_matched: {k: max}", "names a partition column"),
+        ("partitioned_by: [k]\nwhen_matched: {n: median}", "does not merge itself"),
+        ("partitioned_by: [k]\nwhen_matched: {n: [sum]}", "bad header"),
     ):
         (tmp_path / "counts.sql").write_text(header.format(body))
         with pytest.raises(ModelError, match=reason):
             load_models(tmp_path)
     merges = "{n: sum, p50: 'list_median(flatten(list(p50_runs)))'}"
     (tmp_path / "counts.sql").write_text(
-        header.format(f"incremental_key: [k]\nincremental_key_from: series_steps\nincremental_merge: {merges}")
+        header.format(f"partitioned_by: [k]\npartitions_from: series_steps\nwhen_matched: {merges}")
     )
-    merged = load_models(tmp_path)[0].header.incremental_merge
+    merged = load_models(tmp_path)[0].header.when_matched
     assert merged == {"n": "sum", "p50": "list_median(flatten(list(p50_runs)))"}
 
 

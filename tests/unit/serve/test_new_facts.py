@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.serve.duckdb_build import _new_facts
+from pipeline.engine.incremental import _new_facts
 
 
 def _connection() -> duckdb.DuckDBPyConnection:

@@ -120,7 +120,7 @@ ALLOWED_INTERPOLATIONS = {
         "NO_NEW_PROVENANCE",
         "MOVED_SOURCE_SIGHTINGS if moved else ''",
         # a merged refresh: the key's columns from the MODEL header, the aggregates of its
-        # `incremental_merge` (our own SQL in that header) over the model's own column names
+        # `when_matched` (our own SQL in that header) over the model's own column names
         "_on(key, quoted)",
         "', '.join(grain + merged)",
     },
@@ -185,7 +185,7 @@ ALLOWED_INTERPOLATIONS = {
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     # the sweep key and pair columns (the module's own tuples), its inputs table's name, queries of them
-    "pipeline/analyze/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
+    "pipeline/serve/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
@@ -215,7 +215,7 @@ ALLOWED_INTERPOLATIONS = {
         "_STAGED_ROW_TEXT",
         "RAW_PREVIEW_CHARS",
     },
-    "pipeline/analyze/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+    "pipeline/serve/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
 
 

@@ -1,0 +1,85 @@
+"""Run a folder's models in dependency order on one target: each model becomes a view, a table or
+a Python step there, as its header's `kind` says. The DuckDB build, `pipeline.connect()`,
+`compare`, the model stage and Spark all go through `run_models`; they differ only in the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+import duckdb
+
+from pipeline.engine.header import PythonModel, SqlModel
+
+
+class Target(Protocol):
+    """Where models are made: the engine says what each model is, the target how it is written."""
+
+    def view(self, model: SqlModel, sql: str) -> None: ...
+
+    def table(self, model: SqlModel, sql: str) -> None: ...
+
+    def python(self, model: PythonModel) -> None: ...
+
+    def given(self, model: SqlModel | PythonModel, relation: str) -> None: ...
+
+
+def create_view(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
+    con.execute(f'create or replace view "{name}" as\n{sql}')
+
+
+class DuckTarget:
+    """A DuckDB connection. ``materialize``: a FULL or incremental model is stored as a table (so
+    later models read rows, not a re-planned chain), else every model is a view (a one-off look)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, materialize: bool = True):
+        self.con, self.materialize = con, materialize
+
+    def view(self, model: SqlModel, sql: str) -> None:
+        create_view(self.con, model.name, sql)
+
+    def table(self, model: SqlModel, sql: str) -> None:
+        if not self.materialize:
+            return self.view(model, sql)
+        self.con.execute(f'create or replace table "{model.name}" as\n{sql}')
+
+    def python(self, model: PythonModel) -> None:
+        model.run(self.con)
+
+    def given(self, model: SqlModel | PythonModel, relation: str) -> None:
+        self.con.execute(f'create or replace table "{model.name}" as select * from "{relation}"')
+
+
+class DuckScripts(DuckTarget):
+    """A folder of scripts (sql/model): each file's body is the statements that create what its
+    header's `creates` lists, executed as written."""
+
+    def view(self, model: SqlModel, sql: str) -> None:
+        self.con.execute(sql)
+
+    table = view
+
+
+def run_models(
+    models: Iterable[SqlModel | PythonModel],
+    target: Target,
+    *,
+    template: Mapping[str, str] | None = None,
+    given: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Make each model on ``target`` in the order given (`graph.load_models`'s). ``template``: the
+    tokens the bodies name (`SqlModel.render`). ``given``: model name -> a relation already on the
+    target to take instead of running the model. Returns the models made, in order."""
+    applied = []
+    for model in models:
+        if given and model.name in given:
+            target.given(model, given[model.name])
+        elif isinstance(model, PythonModel):
+            target.python(model)
+        elif model.materialize:
+            target.table(model, model.render(dict(template or {})))
+        else:
+            target.view(model, model.render(dict(template or {})))
+        applied.append(model.name)
+    return applied
