@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 COLUMNS = ["case", "size", "rows", "wall_s", "rows_per_s", "peak_rss_mb", "ratio"]
 
@@ -218,3 +221,16 @@ if __name__ == "__main__":
         _call_entry(sys.argv[2], sys.argv[3])
     else:
         sys.exit("usage: python -m bench.measure _call IN.pkl OUT.pkl  (internal)")
+
+
+def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT / "config" / "dagster.yaml", home / "dagster.yaml")
+    return {
+        **os.environ,
+        "LIGER_DATA_RAW": str(data),
+        "LIGER_WAREHOUSE": str(warehouse),
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_DISABLE_TELEMETRY": "1",
+        "PYTHONPATH": str(PROJECT),
+    }

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench.measure import measure_callable, result_row
+from bench.measure import measure_callable, pipeline_env, result_row
 from pipeline.ingest.discovery import discover
 from pipeline.ingest.partitions import current_keys
 from pipeline.stage.store import StagingStore
@@ -36,7 +36,6 @@ def stage_in_process(data: str, staging: str) -> dict:
 
 def partition_runs(data: Path, work: Path, workers: int) -> tuple[float, int]:
     """Wall time of one `dg launch` per partition, `workers` at a time, on a fresh warehouse."""
-    from bench.run import pipeline_env
 
     shutil.rmtree(work, ignore_errors=True)
     env = pipeline_env(data, work / "warehouse", work / "dagster_home")

@@ -24,7 +24,7 @@ import duckdb
 
 from bench import floor, report_step
 from bench.generate import generate, write_extra_snapshot
-from bench.measure import measure_callable, measure_subprocess, result_row, write_table
+from bench.measure import measure_callable, measure_subprocess, pipeline_env, result_row, write_table
 from bench.partitions import bench_partitions
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -41,19 +41,6 @@ SIZES = {
 def _parse_size(text: str) -> int:
     text = text.lower()
     return SIZES[text][0] if text in SIZES else int(float(text))
-
-
-def pipeline_env(data: Path, warehouse: Path, home: Path) -> dict:
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PROJECT / "config" / "dagster.yaml", home / "dagster.yaml")
-    return {
-        **os.environ,
-        "LIGER_DATA_RAW": str(data),
-        "LIGER_WAREHOUSE": str(warehouse),
-        "DAGSTER_HOME": str(home),
-        "DAGSTER_DISABLE_TELEMETRY": "1",
-        "PYTHONPATH": str(PROJECT),
-    }
 
 
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:

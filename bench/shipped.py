@@ -15,8 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench.measure import measure_subprocess
-from bench.run import PROJECT, RUN_ID_RE, machine, pipeline_env, step_seconds
+from bench.measure import measure_subprocess, pipeline_env
+from bench.run import PROJECT, RUN_ID_RE, machine, step_seconds
 
 TARGETS = {"empty warehouse": 8.0, "nothing new": 3.0}
 
