@@ -99,6 +99,26 @@ def observed_at_text_sql(column: str) -> str:
     return f"strftime({column}, '{OBSERVED_AT_TEXT_FORMAT}')"
 
 
+# -- the record fold ---------------------------------------------------------------------------------------
+# How a kernelindex record becomes the twin of a CSV fact, best rule first (sql/model/fold.sql applies
+# them to a batch; the merge asks the same of the facts committed earlier).
+FOLD_RULES = ("run digest", "externalId", "heuristic")
+
+
+def fold_heuristic_sql(fact: str = "f", record: str = "r") -> str:
+    """THE heuristic fold, for a record that matches no row by run digest or externalId: kernel, pass,
+    provider, GPU and the time to the second agree, and so do the three quantiles (relative 1e-9,
+    ms rows only)."""
+    f, r = fact, record
+    quantiles = " and ".join(f"abs({f}.{q} - {r}.{q}) <= 1e-9 * {r}.{q}" for q in ("p20", "p50", "p80"))
+    return (
+        f"{f}.kernel_name = {r}.kernel_name and {f}.kernel_operation_mode = {r}.kernel_operation_mode"
+        f" and {f}.kernel_provider is not distinct from {r}.kernel_provider and {f}.gpu_name = {r}.gpu_name"
+        f" and date_trunc('second', {f}.observed_at) = date_trunc('second', {r}.observed_at)"
+        f" and {f}.metric_unit = 'ms' and {quantiles}"
+    )
+
+
 # -- kernelindex records ----------------------------------------------------------------------------------
 # What makes two record rows one record: the fold picks one fact per record by it, and the merge
 # appends a record the warehouse does not hold by it.

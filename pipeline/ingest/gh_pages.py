@@ -22,8 +22,6 @@ import csv
 import hashlib
 import io
 import re
-import subprocess
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from pipeline.common.files import write_atomic
 from pipeline.contracts.rules import KERNEL_ROOT, touches_kernel
-from pipeline.ingest.git import GitError, env, open_repo, run
+from pipeline.ingest.git import GitError, cat_file_batch, open_repo, run
 
 BRANCH = "gh-pages"
 BENCHMARKS_DIR = "benchmarks"
@@ -207,54 +205,13 @@ def discover_folder(root: Path) -> Discovery:
 
 
 def _cat_file_batch(git_dir: Path, specs: list[str]) -> dict[str, bytes | None]:
-    """One ``git cat-file --batch`` for all ``specs`` (object names or ``<rev>:<path>``); None for missing ones."""
-    out: dict[str, bytes | None] = {}
-    if not specs:
-        return out
-    proc = subprocess.Popen(
-        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env(),
-    )
-
-    def feed() -> None:
-        try:
-            proc.stdin.write("".join(f"{s}\n" for s in specs).encode())
-        except BrokenPipeError:
-            pass
-        finally:
-            try:
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    """Every ``spec``'s bytes (object names or ``<rev>:<path>``); None for missing ones."""
     try:
-        for spec in specs:
-            header = proc.stdout.readline().decode(errors="replace").split()
-            if len(header) == 3 and header[2].isdigit():
-                size = int(header[2])
-                data = proc.stdout.read(size)
-                if len(data) != size:
-                    raise GhPagesError(f"git cat-file: truncated object {spec}")
-                proc.stdout.read(1)
-                out[spec] = data
-            elif header and header[-1] in ("missing", "ambiguous"):
-                out[spec] = None
-            else:
-                raise GhPagesError(f"git cat-file: unexpected answer for {spec}: {' '.join(header) or 'EOF'}")
-    finally:
-        writer.join()
-        proc.stdout.close()
-        rc = proc.wait()
-        err = proc.stderr.read().decode(errors="replace").strip()
-        proc.stderr.close()
-    if rc != 0:
-        raise GhPagesError(f"git cat-file --batch failed ({rc}): {err}")
-    return out
+        return {spec: (obj.read() if obj is not None else None) for spec, obj in cat_file_batch(git_dir, specs)}
+    except GhPagesError:
+        raise
+    except GitError as exc:
+        raise GhPagesError(str(exc)) from exc
 
 
 def _ref_exists(git_dir: Path, ref: str) -> str | None:

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from pipeline.config import GIT_REPO_ENV
@@ -96,3 +97,72 @@ def refs_state(git_dir: Path) -> str:
     head = run(git_dir, "rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.decode().strip()
     refs = run(git_dir, "for-each-ref", "--format=%(objectname) %(refname)").stdout.decode()
     return head + "\n" + refs
+
+
+class CatObject:
+    """One answer of ``git cat-file --batch``: its type and size, and its bytes streamed from the
+    pipe (read them before asking for the next object)."""
+
+    def __init__(self, spec: str, type_: str, size: int, stream):
+        self.spec, self.type, self.size, self._stream, self._left = spec, type_, size, stream, size
+
+    def chunks(self, chunk: int = 1 << 20):
+        while self._left:
+            data = self._stream.read(min(self._left, chunk))
+            if not data:
+                raise GitError(f"git cat-file: truncated object {self.spec}")
+            self._left -= len(data)
+            yield data
+
+    def read(self) -> bytes:
+        return b"".join(self.chunks())
+
+
+def cat_file_batch(git_dir: Path, specs: list[str]):
+    """One ``git cat-file --batch`` for all ``specs`` (object names or ``<rev>:<path>``), in order:
+    yields ``(spec, CatObject)``, or ``(spec, None)`` for a missing or ambiguous one. The names are
+    fed from a thread, so a long list never deadlocks against the answers filling the pipe."""
+    if not specs:
+        return
+    proc = subprocess.Popen(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(),
+    )
+    writer = threading.Thread(target=_feed, args=(proc.stdin, "".join(f"{s}\n" for s in specs).encode()), daemon=True)
+    writer.start()
+    try:
+        for spec in specs:
+            header = proc.stdout.readline().decode(errors="replace").split()
+            if len(header) == 3 and header[2].isdigit():
+                obj = CatObject(spec, header[1], int(header[2]), proc.stdout)
+                yield spec, obj
+                for _ in obj.chunks():  # what the caller left unread
+                    pass
+                proc.stdout.read(1)  # the newline after each object
+            elif header and header[-1] in ("missing", "ambiguous"):
+                yield spec, None
+            else:
+                raise GitError(f"git cat-file: unexpected answer for {spec}: {' '.join(header) or 'EOF'}")
+    finally:
+        writer.join()
+        proc.stdout.close()
+        rc = proc.wait()
+        err = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+    if rc != 0:
+        raise GitError(f"git cat-file --batch failed ({rc}): {err}")
+
+
+def _feed(stdin, data: bytes) -> None:
+    try:
+        stdin.write(data)
+    except BrokenPipeError:
+        pass
+    finally:
+        try:
+            stdin.close()
+        except BrokenPipeError:
+            pass

@@ -8,7 +8,7 @@ measurements is the git history of those files. This module turns a local clone 
   commit touching the CSVs with the new blob sha of each touched path (renames are followed: a
   snapshot is recorded under the path it had at that commit; merges report only paths whose
   result differs from every parent, i.e. genuinely new content). Empty commits are not listed.
-* ``git cat-file --batch`` streams all blobs not cached yet through ONE process into
+* ``git cat-file --batch`` (git.cat_file_batch) streams all blobs not cached yet through ONE process into
   ``<cache>/<blob_sha>.csv`` (written aside, verified against the blob sha, renamed). Files are
   named by blob sha only, so nothing from the repo can choose a path outside the cache.
 * ``git ls-tree -r HEAD`` gives the exact ``in_upstream_head``: a snapshot is in HEAD iff HEAD
@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
-import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from pipeline.common.files import publish
 from pipeline.contracts.sources import CSV_KIND, SourceFile, git_source_path, parse_utc
-from pipeline.ingest.git import GitError, env, open_repo, run
+from pipeline.ingest.git import CatObject, GitError, cat_file_batch, open_repo, run
 
 PATHSPEC = "benchmark/data/*.csv"
 BLOB_SUFFIX = ".csv"
@@ -157,59 +156,37 @@ def extract_blobs(repo: Path, blobs: list[str], cache: Path) -> int:
     if not todo:
         return 0
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = ["git", "--git-dir", str(repo), "cat-file", "--batch"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
-
-    def feed() -> None:
-        try:
-            proc.stdin.write("".join(f"{b}\n" for b in todo).encode())
-        except BrokenPipeError:
-            pass
-        finally:
-            try:
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
     written = 0
     try:
-        out = proc.stdout
-        for sha in todo:
-            header = out.readline().decode().split()
-            if len(header) != 3 or header[0] != sha or header[1] != "blob":
-                raise GitHistoryError(f"git cat-file: unexpected answer for blob {sha}: {' '.join(header) or 'EOF'}")
-            size = int(header[2])
-            hasher = _git_object_hasher(sha, size)
-            dest = cache / f"{sha}{BLOB_SUFFIX}"
-            tmp = cache / f".{sha}.{uuid.uuid4().hex}.tmp"
-            try:
-                with tmp.open("wb") as fh:
-                    remaining = size
-                    while remaining:
-                        chunk = out.read(min(remaining, 1 << 20))
-                        if not chunk:
-                            raise GitHistoryError(f"git cat-file: truncated blob {sha}")
-                        hasher.update(chunk)
-                        fh.write(chunk)
-                        remaining -= len(chunk)
-                if hasher.hexdigest() != sha:
-                    raise GitHistoryError(f"git cat-file: blob {sha} does not hash to its name")
-                publish(tmp, dest)
-            finally:
-                tmp.unlink(missing_ok=True)
-            out.read(1)  # the newline after each object
+        for sha, obj in cat_file_batch(repo, todo):
+            if obj is None or obj.type != "blob":
+                raise GitHistoryError(
+                    f"git cat-file: unexpected answer for blob {sha}: {obj.type if obj else 'missing'}"
+                )
+            _write_blob(obj, cache)
             written += 1
-    finally:
-        writer.join()
-        proc.stdout.close()
-        rc = proc.wait()
-        err = proc.stderr.read().decode(errors="replace").strip()
-        proc.stderr.close()
-    if rc != 0:
-        raise GitHistoryError(f"git cat-file --batch failed ({rc}): {err}")
+    except GitHistoryError:
+        raise
+    except GitError as exc:
+        raise GitHistoryError(str(exc)) from exc
     return written
+
+
+def _write_blob(obj: CatObject, cache: Path) -> None:
+    """The blob to ``cache/<sha>.csv`` (atomically), checked against its name as it streams."""
+    sha = obj.spec
+    hasher = _git_object_hasher(sha, obj.size)
+    tmp = cache / f".{sha}.{uuid.uuid4().hex}.tmp"
+    try:
+        with tmp.open("wb") as fh:
+            for chunk in obj.chunks():
+                hasher.update(chunk)
+                fh.write(chunk)
+        if hasher.hexdigest() != sha:
+            raise GitHistoryError(f"git cat-file: blob {sha} does not hash to its name")
+        publish(tmp, cache / f"{sha}{BLOB_SUFFIX}")
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_history(repo: Path, cache: Path) -> GitHistory:

@@ -25,7 +25,7 @@ from pipeline.config import SQL_DIR
 from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import measurement_digest_sql, record_only_extra_config_sql
 from pipeline.contracts.reasons import RAW_PREVIEW_CHARS
-from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO, after_file_commit_clause
+from pipeline.contracts.rules import RECORD_KEY, SLUG_MACRO, after_file_commit_clause, fold_heuristic_sql
 from pipeline.contracts.sources import CSV_KIND, KERNELINDEX_KIND, SourceFile
 from pipeline.engine import DuckScripts, ModelHeader, PythonModel, load_models, run_models
 from pipeline.model import dimensions
@@ -50,6 +50,7 @@ TEMPLATE = {
     "{measurement_digest}": measurement_digest_sql(),
     "{record_only_extra_config}": record_only_extra_config_sql("r.workload_digest"),
     "{record_key}": ", ".join(RECORD_KEY),
+    "{fold_heuristic}": fold_heuristic_sql("f", "r"),
     "{ki_duplicate_reason}": ki.IDENTITY_REASONS["duplicateRows"],
 }
 # Macros the model files call, made from the same rules: slug(text).

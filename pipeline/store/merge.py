@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from pipeline.common import duck, failpoints
 from pipeline.config import load
-from pipeline.contracts.rules import RECORD_KEY
+from pipeline.contracts.rules import FOLD_RULES, RECORD_KEY, fold_heuristic_sql
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
 from pipeline.model import run as normalize
@@ -42,7 +42,6 @@ REFERENCE_TABLES = ("benchmark_snapshot", "commit_change")
 # peak beside DuckDB's own limit (10 M facts: 4.1 GB at 131,072 rows, 3.5 GB at 16,384, same speed;
 # the files written keep one ~100 MB row group either way).
 ROWS_PER_BATCH = 1 << 14
-FOLD_RULES = ("run digest", "externalId", "heuristic")  # sql/model/fold.sql, best first
 
 
 @dataclass
@@ -235,16 +234,13 @@ class Merger:
         )
         if changed:
             return f"{changed} stored fact(s) carried with other values: the newest source decides"
-        fold_key = """r.kernel_name = f.kernel_name and r.kernel_operation_mode = f.kernel_operation_mode
-            and r.kernel_provider is not distinct from f.kernel_provider and r.gpu_name = f.gpu_name
-            and r.observed_at = f.observed_at and abs(f.p20 - r.p20) <= 1e-9 * r.p20
-            and abs(f.p50 - r.p50) <= 1e-9 * r.p50 and abs(f.p80 - r.p80) <= 1e-9 * r.p80"""
+        fold_key = fold_heuristic_sql("f", "r")
         if duck.scalar(con, "select count(*) from batch_record"):
             late = self._count(
                 con,
                 f"""
                 select 1 from batch_record r join published_fact_measurement f
-                  on f.metric_unit = 'ms' and f.origin <> 'kernelindex' and {fold_key}
+                  on f.origin <> 'kernelindex' and {fold_key}
                 union all
                 select 1 from batch_record r join published_fact_measurement f
                   on f.origin <> 'kernelindex' and r.run_digest = f.run_digest
@@ -259,7 +255,7 @@ class Merger:
             f"""
             with f as (select * from batch_fact where origin = 'csv'
                        and measurement_digest not in (select measurement_digest from batch_known_digest))
-            select 1 from f join published_kernelindex_record r on f.metric_unit = 'ms' and {fold_key}
+            select 1 from f join published_kernelindex_record r on {fold_key}
             union all
             select 1 from f join published_kernelindex_record r on f.run_digest = r.run_digest
             union all

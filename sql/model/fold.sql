@@ -5,8 +5,9 @@ depends_on: [batch_record, csv_fact]
 -- Record fold: a record becomes the kernelindex twin of a CSV fact
 --   1. 'run digest': the record's run digest is the one KernelIndex makes from the row;
 --   2. 'externalId': else the record's externalId is the row's;
---   3. 'heuristic': only for a record that matches no row by 1 or 2, kernel, pass, provider, GPU,
---      timestamp (to the second) and the three quantiles agree (relative 1e-9; ms rows only).
+--   3. 'heuristic': only for a record that matches no row by 1 or 2
+--      (contracts/rules.py fold_heuristic_sql: kernel, pass, provider, GPU, the time to the second and
+--      the three quantiles agree, relative 1e-9, ms rows only).
 -- Tie-breaks: a record matching several rows takes the best rule, then the smallest measurement
 -- digest; a row matched by several records the best rule, then the smallest (workload,
 -- implementation, protocol, environment) digests. {record_key}: what makes a record one
@@ -30,16 +31,7 @@ loose as (
 heuristic as (
     select f.measurement_digest, r.*, 3 as rule_rank
     from csv_fact as f
-    inner join loose as r
-        on f.kernel_name = r.kernel_name
-        and f.kernel_operation_mode = r.kernel_operation_mode
-        and f.kernel_provider is not distinct from r.kernel_provider
-        and f.gpu_name = r.gpu_name
-        and f.observed_at_text = r.observed_at_text
-        and f.metric_unit = 'ms'
-        and abs(f.p20 - r.p20) <= 1e-9 * r.p20
-        and abs(f.p50 - r.p50) <= 1e-9 * r.p50
-        and abs(f.p80 - r.p80) <= 1e-9 * r.p80
+    inner join loose as r on {fold_heuristic}
 ),
 
 one_fact_per_record as (

@@ -19,6 +19,7 @@ FOLDERS = ("model", "serve", "analyze")
 
 def tables_read(sql: str) -> set[str]:
     sql = sql.replace("{measurement_digest}", "'x'").replace("{record_only_extra_config}", "'x'")
+    sql = sql.replace("{fold_heuristic}", "true")
     read, ctes = set(), set()
     for statement in sqlglot.parse(sql, read="duckdb"):
         if statement is None:
