@@ -67,7 +67,7 @@ def test_bad_docs_are_refused(tmp_path):
     model = read_model(tmp_path / "m.sql")
     for text, reason in (
         ("models: [{name: other, description: x}]", "documents 'other'"),
-        ("models: [{name: m, description: x, columns: [{name: a, description: y, data_tests: [positive]}]}]", "unknown"),
+        ("models: [{name: m, description: x, columns: [{name: a, description: y, data_tests: [odd]}]}]", "unknown"),
         ("models: [{name: m}]", "bad docs"),
     ):
         (tmp_path / "m.yml").write_text(text)
