@@ -91,7 +91,7 @@ site: setup
 notebook: setup $(VENV)/.synced-notebook
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/version_trend.ipynb
 
-## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
+## Every model of sql/serve and sql/analyze on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup $(VENV)/.synced-spark
 	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark
