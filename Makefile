@@ -15,8 +15,8 @@ export PYTHONPATH := $(CURDIR)
 
 .PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare
 
-# uv is one binary: the host's pip puts it in .tools (about 2.5 s). A venv of its own is the fallback,
-# where python3 has no pip: ensurepip alone takes about 6 s of a fresh clone's first `make run`.
+# uv is one binary: the host's pip puts it in .tools. A venv of its own is the fallback, where python3
+# has no pip: ensurepip alone is a large part of a fresh clone's first `make run`.
 $(UV):
 	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(TOOLS) uv==$(UV_VERSION) \
 		|| { python3 -m venv $(TOOLS) && $(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
@@ -44,8 +44,8 @@ dagster-instance:
 	@cmp -s $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml || cp $(INSTANCE_YAML) $(DAGSTER_HOME)/dagster.yaml
 
 # The project's own modules byte-compiled, as uv compiles site-packages (UV_COMPILE_BYTECODE): where
-# PYTHONDONTWRITEBYTECODE is set no run writes them, and every run compiled its ~85 modules again
-# (0.1 s of each `make run`). Python still checks each file's size and mtime against its source.
+# PYTHONDONTWRITEBYTECODE is set no run writes them, and every run compiled its modules again.
+# Python still checks each file's size and mtime against its source.
 PROJECT_SOURCES := $(shell find pipeline bench -name '*.py')
 $(VENV)/.compiled: $(VENV)/.synced $(PROJECT_SOURCES)
 	$(PY) -m compileall -q -j 0 pipeline bench
@@ -91,7 +91,7 @@ site: setup
 notebook: setup $(VENV)/.synced-notebook
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/version_trend.ipynb
 
-## Every view of sql/views on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
+## Every model of sql/serve and sql/analyze on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup $(VENV)/.synced-spark
 	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark

@@ -125,7 +125,7 @@ def query_latencies(db: Path, repeats: int = 3) -> list[tuple[str, float]]:
     return out
 
 
-# A single whole run on this host spreads by 10 % and more between sittings: the incremental figure is
+# A single whole run on a shared host spreads widely between sittings: the incremental figure is
 # the median of this many runs, each into the state the full build left.
 INCREMENTAL_RUNS = 3
 

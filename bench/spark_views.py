@@ -1,4 +1,5 @@
-"""Per-view wall time of sql/views on DuckDB (the build's path) vs Spark local[2] (pipeline.spark).
+"""Per-view wall time of the sql/serve and sql/analyze models on DuckDB (the build's path) vs Spark local[2]
+(pipeline.spark).
 
     python -m bench.spark_views --sizes 100k 1m     # writes bench/results/spark_views.md
 

@@ -94,8 +94,8 @@ class Settings(BaseSettings):
     )
     git_repo: str = Field("", description="a Liger-Kernel clone to backfill from (blank: none)")
     reader_memory: str = Field("1500MB", description="DuckDB memory per staging connection")
-    # 2 GB keeps a 10 M-fact run under 4 GB peak RSS (the merge also holds Arrow batches and
-    # delta-rs buffers beside DuckDB); 3 GB peaked at 5.1 GB for 5 % less wall time.
+    # Leaves room for what the merge holds beside DuckDB (Arrow batches, delta-rs buffers), so a
+    # 10 M-fact run stays under the 4 GB peak RSS target; more memory bought little time for much RSS.
     build_memory: str = Field("2GB", description="DuckDB memory of the merge and the liger.duckdb build")
     lock_timeout_s: float = Field(600.0, gt=0, description="how long a run waits for the warehouse lock")
     lease_ttl_s: float = Field(
@@ -153,7 +153,7 @@ def _read_from() -> tuple:
 
 
 # The last settings read and what they were read from: a run asks for them about 70 times (each
-# resource and helper reads what it needs when it needs it), 0.5 ms a read of the environment.
+# resource and helper reads what it needs when it needs it), and each read validates the environment.
 _last_read: tuple[tuple, Settings] | None = None
 
 

@@ -17,9 +17,9 @@ warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 @dg.definitions
 def defs() -> dg.Definitions:
     # The package loader, not dg's components loader: the latter builds a component library snapshot
-    # on every load (about a second here) that a folder of plain Python modules does not need.
+    # on every load that a folder of plain Python modules does not need.
     loaded = dg.load_definitions_from_package_module(pipeline.defs)
-    # One process: the multiprocess executor costs ~2 s of start-up per step on 2 cores.
+    # One process: the multiprocess executor starts a process (imports, definitions) for every step.
     return dg.Definitions.merge(
         loaded,
         dg.Definitions(

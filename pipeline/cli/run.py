@@ -111,8 +111,8 @@ def main() -> int:
 
 def exit_without_teardown(code: int) -> None:
     """End the process with ``code`` once everything is written, skipping the interpreter's teardown
-    of every module and object: with Dagster, SQLAlchemy, DuckDB, Polars and pyarrow loaded it takes
-    0.6-0.8 s after the run is done (a quarter of a nothing-new run). By then the job's files,
+    of every module and object: with Dagster, SQLAlchemy, DuckDB, Polars and pyarrow loaded it is a
+    large part of a nothing-new run, and the run is done. By then the job's files,
     databases and the Dagster instance are closed by their context managers; threads still running
     are waited for, the atexit handlers run (logging's flush among them) and stdio is flushed, as a
     normal exit would."""

@@ -97,8 +97,8 @@ def open_readonly(db_path: str | Path, remote_root: str | None = None) -> Iterat
     """The published ``liger.duckdb``, read-only (its tables may be on S3), for the pipeline's own
     readers (report, dashboard). Bounded like the build (LIGER_BUILD_MEMORY) and spilling to a
     folder of the process's own, removed when its last reader closes: unbounded, DuckDB takes up to
-    80 % of the RAM for one aggregate, and the dashboard's at 10 M facts made a run's peak 5.5 GB
-    (with the bound: 1.1 GB, 1.5x the time). Readers open at once share the database and its bound."""
+    80 % of the RAM for one aggregate, and the dashboard's over a large warehouse made the run's peak
+    several times the bound. Readers open at once share the database and its bound."""
     from pipeline.config import build_memory, warehouse_uri
 
     root = remote_root if remote_root is not None else warehouse_uri()

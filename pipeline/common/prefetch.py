@@ -1,7 +1,7 @@
-"""Modules the later steps of a run import, about a second each, loaded by a side thread while
+"""Modules the later steps of a run import, slow to import, loaded by a side thread while
 the merge and the DuckDB build run in delta-rs and DuckDB, which release the GIL: the imports
 then overlap that work instead of following it. Started before the run, they contended for the
-GIL with Dagster writing the run's planned events (2 s instead of 0.4 s beside them)."""
+GIL with Dagster writing the run's planned events, and both took longer."""
 
 from __future__ import annotations
 

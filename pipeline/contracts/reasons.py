@@ -1,4 +1,4 @@
-"""Quarantine reason codes. One code per way input can be wrong; documented in README."""
+"""Quarantine reason codes. One code per way input can be wrong; documented in docs/guarantees.md."""
 
 from enum import StrEnum
 

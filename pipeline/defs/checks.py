@@ -107,8 +107,8 @@ def _evaluate(wh: Warehouse, published: Published, since: int | None, names: set
         return rows, checks.quarantine_counts(con)
 
 
-# A full check is evaluated beside the build only over a warehouse this small (its memory is small
-# then: every fact's digest counted, 1.7 GB at 10 M); a larger one waits for its step.
+# A full check is evaluated beside the build only over a warehouse this small: it counts every fact's
+# digest, whose memory grows with the facts and would add to the build's; a larger one waits for its step.
 FULL_CHECK_BESIDE_BUILD_MAX_FACTS = 250_000
 
 

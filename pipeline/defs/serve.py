@@ -1,4 +1,5 @@
-"""Views: liger.duckdb, one view per sql/views/*.sql over the newest published warehouse state."""
+"""Views: liger.duckdb, one view or table per model of sql/serve and sql/analyze over the newest published
+warehouse state."""
 
 import dagster as dg
 from pydantic import create_model

@@ -5,9 +5,8 @@ for the life of the process.
 Dagster's SQLite storages build a new engine for every connection they open and close the
 connection after each use; writing one event opens two or three (the run's database, the asset
 index). Its databases are in WAL mode, where closing a database's last connection checkpoints the
-log into the file and deletes it: about 10 ms an event on this machine, a second of a 1 M
-incremental run (100 events) and more of an empty warehouse's run. Kept connections commit in
-microseconds. Each is opened with `synchronous=NORMAL`, SQLite's advice for WAL: a commit is
+log into the file and deletes it: a checkpoint for every event, which added up to a large part of a
+small run. Kept connections only commit. Each is opened with `synchronous=NORMAL`, SQLite's advice for WAL: a commit is
 durable once the log is checkpointed, not at every event, so a power cut may lose the last events
 but never corrupts a database, and a killed process loses nothing it committed.
 
@@ -80,7 +79,7 @@ def _engine_keeping_connections(conn_string: str):
 @functools.cache
 def _event_log_scripts() -> ScriptDirectory:
     """Dagster's event-log migration scripts, read once per process: alembic parses every script file
-    each time it is asked for the head revision (0.1 s, and twice for a new database)."""
+    each time it is asked for the head revision (twice for a new database)."""
     return ScriptDirectory.from_config(get_alembic_config(sqlite_event_log.__file__))
 
 
@@ -114,7 +113,7 @@ class _EventLogKeepingEngines(SqliteEventLogStorage):
     def _initdb(self, engine, for_index_shard: bool = False) -> None:
         """Dagster's check of a database, with the migration scripts read only to stamp a new one,
         once per process: Dagster's own path parses every script to learn the head revision, at the
-        index database and twice for each run's new database (0.1 s once a process, then 0.05 s a run).
+        index database and twice for each run's new database.
         A stamped database is left as it is (as Dagster does); a new one gets Dagster's tables, WAL
         and the head revision; one with tables but no stamp (an old index), or one another process
         is making at the same moment (SQLite raises), goes through Dagster's own path."""
@@ -179,7 +178,7 @@ def _stamped(path: str, tables: tuple[str, ...]) -> bool:
 
 class _OpenedAsStamped:
     """`from_local` of a Dagster SQLite storage of one database (``_DB``.db holding ``_TABLES``). Dagster's
-    check of the database parses every migration script to learn the head revision (0.05 s a process),
+    check of the database parses every migration script to learn the head revision,
     and with a revision stamped changes nothing (it never migrates here): a stamped database with its
     tables is opened as it is, any other by Dagster's path."""
 

@@ -380,9 +380,8 @@ _READ_SQL = f"""
 # `file_rows`: each row, its record_no and `line_hash` (of every field, for `occurrence`); `parsed`: what
 # is judged, typed and mapped. Over several files (snapshots of one file keep most of their lines), each
 # distinct line once, joined back to its rows by `staged_rows_sql`; over one file, whose lines are nearly all
-# distinct, every row (finding the distinct lines would cost 15 % more than it saves). A file's first row
-# number comes from a grouping: a window over the files carried every field through its sort (about
-# 0.4 s of a 1 M-row query).
+# distinct, every row (finding the distinct lines would cost more than it saves). A file's first row
+# number comes from a grouping: a window over the files carried every field through its sort.
 _LINES_SQL = {
     True: f"""
     file_rows as (
@@ -485,8 +484,7 @@ def _occurrence_sql(columns: dict[str, str]) -> str:
     identical in every field are told apart by their order in the file; every other row is its line's
     first). The candidates are the rows whose 64-bit hash of the line repeats in their file; among them the
     line itself, as text, decides (a collision only adds a candidate). A window over every row carried
-    every staged column through its sort: 2.6 s of CPU over 1 M rows, and the query over them went
-    10.4 -> 8.6 s without it."""
+    every staged column through its sort, and that sort was a large part of the staging query."""
     line_text = f"md5_number(concat_ws(chr(31), {_fields_sql(columns)}))"
     return f"""repeated_line as (
             select {SOURCE_FILE}, line_hash from file_rows group by all having count(*) > 1

@@ -27,8 +27,8 @@ from pipeline.config import object_store
 RUN_ID_KEY = "liger.run_id"
 
 # DuckDB reads one Parquet row group per thread: delta-rs' default of 1 Mi rows a group made a
-# table of up to a million facts one group, read on one core. DuckDB's own group size read a
-# 700 k-fact file 1.8x faster on two cores, for 5 % more bytes.
+# table of up to a million facts one group, read on one core. DuckDB's own group size lets every core
+# read, for a few more bytes.
 ROW_GROUP_ROWS = 122_880
 
 
@@ -60,8 +60,8 @@ def _read_snapshot(dt: DeltaTable) -> tuple[tuple[str, ...], int]:
 @functools.lru_cache(maxsize=512)
 def _local_snapshot(uri: str, version: int, _commit_file: tuple[int, int, int]) -> tuple[tuple[str, ...], int]:
     """One committed version of a local table, for the whole process: each step of a run opens the
-    warehouse again, and re-reading the same versions' logs was ~40 table loads a run (0.3 s at
-    1 M facts). Keyed by the identity of the version's commit file (inode, size, mtime), so a table
+    warehouse again, and re-read the same versions' logs: dozens of table loads a run. Keyed by the
+    identity of the version's commit file (inode, size, mtime), so a table
     deleted and made again at the same path never reads an old entry."""
     return _read_snapshot(DeltaTable(uri, version=version))
 

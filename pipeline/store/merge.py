@@ -39,8 +39,8 @@ from pipeline.store.warehouse import Published, Warehouse
 # they differ from the published ones.
 REFERENCE_TABLES = ("benchmark_snapshot", "commit_change")
 # Batches DuckDB hands delta-rs: the writer holds several in flight, so their size bounds the merge's
-# peak beside DuckDB's own limit (10 M facts: 4.1 GB at 131,072 rows, 3.5 GB at 16,384, same speed;
-# the files written keep one ~100 MB row group either way).
+# peak beside DuckDB's own limit; smaller batches cost no time, and the files written keep their row
+# groups either way (bench/HISTORY.md).
 ROWS_PER_BATCH = 1 << 14
 
 

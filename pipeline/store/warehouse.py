@@ -246,8 +246,8 @@ class Published:
 
 
 # Delta never rewrites a data file, so a run log's rows are a function of its file list: read once
-# per list (the last few lists kept). A run asks for the log about seven times, and each DuckDB
-# connection costs 20-30 ms.
+# per list (the last few lists kept). A run asks for the log several times, each through a DuckDB
+# connection of its own.
 @functools.lru_cache(maxsize=8)
 def _run_log_rows(root_uri: str, files: tuple[str, ...]) -> tuple[tuple, ...]:
     with connect(remote_root=root_uri) as con:

@@ -1,4 +1,4 @@
-"""Every view of sql/views, run on Spark (pyspark local[2]) through the sqlglot layer, equals DuckDB's."""
+"""Every model of sql/serve and sql/analyze, run on Spark (pyspark local[2]) through sqlglot, equals DuckDB's."""
 
 from __future__ import annotations
 

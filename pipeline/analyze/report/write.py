@@ -54,9 +54,9 @@ from pipeline.common.files import write_atomic
 
 __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
 
-# Per section (version plots, per-commit trends). Drawing is most of a report's cost (0.2-0.3 s a
-# plot on this 2-core machine; a plot is drawn again only when its sweep changes), and every flagged
-# sweep is listed in the tables whether plotted or not.
+# Per section (version plots, per-commit trends). Drawing is most of a report's cost (matplotlib's
+# text and tick layout; a plot is drawn again only when its sweep changes), so the plots are capped,
+# and every flagged sweep is listed in the tables whether plotted or not.
 DEFAULT_MAX_PLOTS = 15
 POINT_ROWS_SHOWN = 50
 CHANGE_POINTS_SHOWN = 50

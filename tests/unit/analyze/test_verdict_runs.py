@@ -261,7 +261,7 @@ def test_measurements_sort_x_and_versions_as_numbers(con):
 def test_every_readme_sql_example_returns_rows(con):
     import re
 
-    text = (rs.REPO / "README.md").read_text()
+    text = "\n".join((rs.REPO / name).read_text() for name in ("README.md", "docs/sql.md"))
     statements = [
         line
         for block in re.findall(r"```sql\n(.*?)```", text, re.S)

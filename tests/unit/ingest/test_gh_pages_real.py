@@ -1,4 +1,4 @@
-"""gh-pages snapshots on the real Liger-Kernel clone (/work/shared/data/liger_git, or LIGER_REAL_GIT_REPO);
+"""gh-pages snapshots on the real Liger-Kernel clone (the shared data's liger_git, or LIGER_REAL_GIT_REPO);
 skipped when it is absent. Figures asserted are what the commit graph says."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.ingest import gh_pages as gp
+from tests.fixtures.shared_data import shared_data
 
-REAL = Path(os.environ.get("LIGER_REAL_GIT_REPO", "/work/shared/data/liger_git"))
+SHARED = shared_data()
+REAL = Path(os.environ.get("LIGER_REAL_GIT_REPO") or (SHARED / "liger_git" if SHARED else "liger_git-not-found"))
 DATA_RAW_PAGES = Path(__file__).resolve().parents[3] / "data_raw" / "liger_gh_pages"
 
 pytestmark = pytest.mark.skipif(
