@@ -7,6 +7,11 @@ than the writer may not open its file; this shell uses the same library that wro
     make sql Q="select count(*) from measurements"
     echo "select 1;" | make sql                # statements from stdin (no prompt)
 
+Read-only means no statement writes anything anywhere: only queries (SELECT, EXPLAIN) run; the connection
+reads no file but the Parquet files its views list (`enable_external_access = false`, `allowed_paths`), and
+its configuration is locked (no `profile_output`, no `SET`). COPY, EXPORT, ATTACH, INSTALL/LOAD, CREATE SECRET
+and every other statement are refused by their type before DuckDB runs them.
+
 A statement that fails prints its error on stderr and makes the exit status 1 (with -c and with
 piped statements; at the prompt the session goes on). Dot commands at the prompt:
 
@@ -19,6 +24,7 @@ piped statements; at the prompt the session goes on). Dot commands at the prompt
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -30,6 +36,43 @@ from pipeline.config import duckdb_path, warehouse_uri
 
 MAX_ROWS = 40
 DEFAULT_COL_WIDTH = 80
+# What a reader runs. `allowed_paths` permits writing as well as reading (a COPY with use_tmp_file false
+# overwrote a listed Parquet file), so the statement's type is the first gate, DuckDB's switches the second.
+READ_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
+# DuckDB keeps a view's `read_parquet(['a', 'b'])` as `read_parquet(list_value('a', 'b'))`
+_READ_PARQUET = re.compile(r"read_parquet\((?:list_value\(|\[)((?:\s*'(?:[^']|'')*'\s*,?)*)", re.I)
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+
+
+class RefusedStatement(duckdb.Error):
+    """A statement that is not a query: `make sql` never runs it."""
+
+
+def read_files(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every file the database's views read: the Delta snapshot's Parquet files listed, as literals, in
+    `delta_*` and `warehouse_run` (serve/duckdb_build.py writes them so; a path may hold a quote)."""
+    texts = [r[0] or "" for r in con.execute("select sql from duckdb_views() where not internal").fetchall()]
+    return sorted(
+        {m.replace("''", "'") for t in texts for listed in _READ_PARQUET.findall(t) for m in _LITERAL.findall(listed)}
+    )
+
+
+def lock_down(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """The connection reads the warehouse's Parquet files and nothing else, writes nothing, and can no
+    longer change that (`lock_configuration`: no SET, RESET or PRAGMA of a setting)."""
+    con.execute("set allowed_paths = $paths", {"paths": read_files(con)})
+    con.execute("set enable_external_access = false")
+    con.execute("set autoinstall_known_extensions = false")
+    con.execute("set autoload_known_extensions = false")
+    con.execute("set lock_configuration = true")
+    return con
+
+
+def refuse_writes(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    for statement in con.extract_statements(sql):
+        if statement.type not in READ_STATEMENTS:
+            text = statement.query.strip()[:80]
+            raise RefusedStatement(f"`make sql` is read-only: a {statement.type.name} statement is not run ({text!r})")
 
 
 @dataclass
@@ -59,6 +102,7 @@ def run(con, sql: str, display: Display | None = None) -> bool:
     """Run one or more statements; False when one failed (its error on stderr)."""
     display = display or Display()
     try:
+        refuse_writes(con, sql)
         relation = con.sql(sql)
         if relation is not None:
             display.show(relation)
@@ -126,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     display = Display(args.mode, args.maxwidth)
     # the tables may live on S3: the connection carries the filesystem that reads them
     try:
-        con = duck.connect(args.db, read_only=True, remote_root=warehouse_uri())
+        con = lock_down(duck.connect(args.db, read_only=True, remote_root=warehouse_uri()))
     except duckdb.Error as exc:
         print(f"error: {exc} (run `make run` first?)", file=sys.stderr)
         return 1

@@ -57,15 +57,22 @@ _FIELDS_SQL = ", ".join(f"s[{i}] as {col}" for i, col in enumerate(EXTRACTED, 1)
 # What Python says about one distinct protocol / environment object.
 CHECKED = pa.struct([("digest", pa.string()), ("canonical", pa.string()), ("error", pa.string())])
 CHECKED_SQL = "STRUCT(digest VARCHAR, canonical VARCHAR, error VARCHAR)"
-# Duplicate keys: DuckDB's parser keeps the first, Python's the last, so neither is trusted. The run's
-# objects are checked here (json_keys lists a repeated key twice); protocol and environment in Python
-# (`_check_object`); a .json file's bundles carry DUPLICATE_MARKER where Python saw one.
+# Duplicate keys: DuckDB's parser keeps the first, Python's the last, so neither is trusted. Every object of
+# the line is checked here, at any depth and inside arrays (json_keys lists a repeated key twice; `$..*` is
+# every value under the root); a .json file's bundles carry DUPLICATE_MARKER where Python saw one.
 DUPLICATE_MARKER = "\u001fliger:duplicate_key"
-_RUN_OBJECTS = ["$", "$.run", "$.run.metadata", "$.run.metadata.labels", "$.run.spec", "$.run.spec.sourceNative"]
-_RUN_OBJECTS.append("$.run.spec.sourceNative.metrics")
 _DUPLICATE_KEYS_SQL = (
-    "(coalesce(list_bool_or(list_transform(json_keys(line, $object_paths), lambda k: len(k) <> len(list_distinct(k)))),"
+    "(len(json_keys(line)) <> len(list_distinct(json_keys(line)))"
+    " or coalesce(list_bool_or(list_transform(json_keys(line, '$..*'), lambda k: len(k) <> len(list_distinct(k)))),"
     " false) or contains(line, $duplicate_marker))"
+)
+# Numbers JSON has not (NaN, Infinity, 1e400, a 400-digit integer): DuckDB reads them, JSON.parse and
+# KernelIndex's digest do not, anywhere in the record. Only a line with such a token (or a word holding
+# "nan"/"inf") is walked value by value.
+_NON_FINITE_SQL = (
+    "(regexp_matches(line, '(?i)nan|inf|[0-9][e][+]?[0-9]{3}|[0-9]{309}') and coalesce(list_bool_or(list_transform("
+    "json_extract(line, '$..*'),"
+    " lambda v: json_type(v) = 'DOUBLE' and not isfinite(try_cast(v::varchar as double)))), false))"
 )
 _PATTERNS_BROKEN_SQL = " or ".join(f"not regexp_full_match(coalesce({col}, ''), ${col}_re)" for col in RUN_PATTERNS)
 
@@ -369,6 +376,8 @@ def _parse(job: driver.Job) -> None:
                     when observed_at is null then '{Reason.BAD_TIMESTAMP}'
                     {future}
                     {quantiles}
+                    when {_NON_FINITE_SQL} then '{Reason.NON_NUMERIC_VALUE}'
+                    when run_digest is null then '{Reason.INVALID_RECORD}'
                     when protocol_actual <> protocol_digest or environment_actual <> environment_digest
                          then '{Reason.DIGEST_MISMATCH}'
                 end as reason
@@ -400,7 +409,6 @@ def _parse(job: driver.Job) -> None:
             "limit": MAX_JSON_DEPTH,
             "api": API_VERSION,
             "run_kind": RUN_KIND,
-            "object_paths": _RUN_OBJECTS,
             "run_slot_paths": _RUN_SLOT_PATHS,
             "run_shape_paths": list(ki.RUN_SHAPE),
             "run_shape": list(ki.RUN_SHAPE.values()),

@@ -195,6 +195,7 @@ ALLOWED_INTERPOLATIONS = {
         "observed_at_text",
         "future",
         "_DUPLICATE_KEYS_SQL",
+        "_NON_FINITE_SQL",
     },
     # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
     "pipeline/stage/driver.py": {"table", "raw_text"},
