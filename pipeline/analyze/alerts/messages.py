@@ -34,9 +34,9 @@ def text_message(alert: dict) -> str:
 
 def markdown_message(con: duckdb.DuckDBPyConnection, alert: dict) -> str:
     """The alert as a GitHub issue: title, the line, evidence, suspects, then every flagged pair."""
-    title = f"[{alert['status']}] {alert['line'].split(' — ')[0]}"
+    # the status is our own word; the range and names come from the data and are escaped
     lines = [
-        f"# {md_text(title)}",
+        f"# [{alert['status']}] {md_text(alert['line'].split(' — ')[0])}",
         "",
         md_text(alert["line"]),
         "",
