@@ -41,14 +41,9 @@ ranged as (
         any_value(kind) as kind,
         min(anchor_from_order) as from_order,
         max(anchor_to_order) as to_order,
-        arg_min(case when axis = 'commit' then from_commit else from_version end, anchor_from_order)
-            as from_point,
-        arg_max(to_label, anchor_to_order) as to_label_any,
-        arg_min(from_label, anchor_from_order) as from_label_any,
-        arg_max(case when axis = 'commit' then to_commit else to_version end, anchor_to_order)
-            as to_point,
-        arg_max(coalesce(to_release, case when axis = 'version' then to_version end), anchor_to_order)
-            as to_release,
+        -- an order names one commit (or version), so these take no side of a tie
+        arg_min(anchor_from, anchor_from_order) as from_point,
+        arg_max(anchor_to, anchor_to_order) as to_point,
         md5(array_to_string(list_sort(list(
             kernel_name || '/' || kernel_provider || '/' || kernel_operation_mode || '/' || metric_name
             || '/' || coalesce(x_name, '') || '/' || coalesce(extra_config, '') || '@'
@@ -282,11 +277,11 @@ bimodal as (
 labelled as (
     select
         ranged.*,
-        case when ranged.axis = 'commit' then coalesce(range_from.short_commit, ranged.from_label_any)
-            else ranged.from_label_any end as from_label,
-        case when ranged.axis = 'commit' then coalesce(range_to.short_commit, ranged.to_label_any)
-            else ranged.to_label_any end as to_label,
-        case when ranged.axis = 'commit' then range_to.release else ranged.to_release end as to_release_at
+        case when ranged.axis = 'commit' then coalesce(range_from.short_commit, ranged.from_point)
+            else ranged.from_point end as from_label,
+        case when ranged.axis = 'commit' then coalesce(range_to.short_commit, ranged.to_point)
+            else ranged.to_point end as to_label,
+        case when ranged.axis = 'commit' then range_to.release else ranged.to_point end as to_release_at
     from ranged
     left join commit_ranges as range_from
         on ranged.axis = 'commit' and range_from.commit_order = ranged.from_order

@@ -12,7 +12,8 @@ depends_on: [verdicts]
 --               takes back the transient pair just before it): it joins the alert of that first
 --               pair, with its range and direction, so one excursion is one alert
 --   anchor_from_order / anchor_to_order   the range the pair is grouped by (its own, or for a
---               'taken back' pair the first pair's)
+--               'taken back' pair the first pair's); anchor_from / anchor_to: its ends, full commits
+--               (the short label where no clone resolved one) or versions
 -- kind        'transient' for the pairs of a one-step excursion (verdict transient), else 'step':
 --              an excursion is its own alert, never grouped with a step that stays
 -- Grouping: per axis, GPU, direction and kind, pairs ordered by their anchor range; a pair whose range
@@ -162,6 +163,8 @@ select
     grouped.to_step_rank as to_order,
     grouped.anchor_from_order,
     grouped.anchor_to_order,
+    grouped.anchor_from,
+    grouped.anchor_to,
     grouped.from_commit,
     grouped.to_commit,
     grouped.from_release,
