@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare
+.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare ack
 
 # uv is one binary: the host's pip puts it in .tools. A venv of its own is the fallback, where python3
 # has no pip: ensurepip alone is a large part of a fresh clone's first `make run`.
@@ -81,6 +81,11 @@ export-kernelindex: setup
 ## Sweeps that moved between two releases, versions or commits: make compare FROM=0.6.5 TO=0.7.0 [GPU="..."] [ALL=1]
 compare: setup
 	$(PY) -m pipeline.cli.compare "$(FROM)" "$(TO)" $(if $(GPU),--gpu "$(GPU)") $(if $(ALL),--all)
+
+## Acknowledge an alert (kept in the Delta table alert_state; survives rebuilds): make ack ALERT=<id> NOTE="…"
+ack: setup
+	@test -n "$(ALERT)" -a -n "$(NOTE)" || { echo 'usage: make ack ALERT=<alert_id> NOTE="why"'; exit 2; }
+	$(PY) -m pipeline.cli.ack "$(ALERT)" "$(NOTE)"
 
 ## Static dashboard of warehouse/liger.duckdb -> warehouse/site/index.html (opens from disk, no server).
 site: setup

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pipeline.analyze.alerts.lead import summary_lines as alert_lines
 from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
@@ -126,7 +127,8 @@ def main(run_id: str | None = None, nothing_new: str | None = None, instance=Non
     # A first run that fails has no liger.duckdb yet: its status and failed step must still be said.
     if path.exists():
         with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
-            lines = [f"warehouse: {path}", *warehouse_lines(con, run_id)]
+            # alerts first: one line per change, then what the warehouse holds
+            lines = [f"warehouse: {path}", *alert_lines(con), *warehouse_lines(con, run_id)]
     else:
         lines = [f"warehouse: {path} not built (no run has published one)"]
     lines += run_lines(run_id, instance)

@@ -45,6 +45,7 @@ from pipeline.contracts.tables import SCHEMAS
 from pipeline.engine.header import read_model
 from pipeline.engine.incremental import narrowed, refresh_models
 from pipeline.engine.run import create_view
+from pipeline.serve.alert_state import install_alerts
 from pipeline.serve.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.serve.change_points import build_change_points
 from pipeline.serve.models import LOOKUP_TABLES, SERVE_DIR, analyze_models, serve_models
@@ -57,7 +58,7 @@ STATE_TABLE = "liger_build_state"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
 SNAPSHOTS_BUILT = "benchmark_snapshot_built"
 INTERNAL_TABLES = frozenset(
-    {STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel", CHANGE_POINT_INPUTS}
+    {STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel", CHANGE_POINT_INPUTS, "alert_state"}
 )
 DUCK_TYPES = {
     pa.string(): "varchar",
@@ -115,7 +116,7 @@ def sql_hash() -> str:
     (this module, the model engine). An incremental build keeps the previous file's views,
     so a change to any of these rebuilds the file."""
     h = hashlib.sha256()
-    for folder in ("serve", "analyze", "model"):
+    for folder in ("serve", "analyze", "model", "alerts"):
         for p in sorted((SQL_DIR / folder).glob("*.sql")):
             h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
     for code in (Path(__file__), *sorted(Path(engine.__file__).parent.glob("*.py"))):
@@ -285,6 +286,8 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         build_change_points(con, full)
         done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
         done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
+        # alerts: the analysis' alert_groups beside the state people and earlier runs left (Delta)
+        done["refreshed"]["alerts"] = f"{install_alerts(con, wh.root_uri)} state row(s)"
         con.execute(f"create or replace table {SNAPSHOTS_BUILT} as select * from delta_benchmark_snapshot")
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})

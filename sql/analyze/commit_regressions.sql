@@ -1,6 +1,6 @@
 /* MODEL
 name: commit_regressions
-depends_on: [commit_ranges, verdicts]
+depends_on: [alert_members, commit_ranges, verdicts]
 */
 -- commit_regressions: one verdict per liger-family sweep on one GPU and pair of consecutive
 -- benchmarked commits of that sweep (the commit axis of `verdicts`, judged by the same rule as
@@ -15,6 +15,8 @@ depends_on: [commit_ranges, verdicts]
 --                              of the same kernel code; NULL unknown)
 --   ratio, reference_ratio, normalized_ratio  geomeans over the shared x points
 --   threshold, threshold_source, min_detectable_change  the measured noise it was judged by
+--   alert_id                   the alert (alert_members) of a flagged row (regression, improvement,
+--                              transient); NULL for the others
 select
     verdicts.kernel_name,
     verdicts.kernel_provider,
@@ -58,10 +60,21 @@ select
     verdicts.threshold_source,
     verdicts.min_detectable_change,
     verdicts.verdict,
-    verdicts.reason
+    verdicts.reason,
+    alert_members.alert_id
 from verdicts
 left join commit_ranges as range_from
     on range_from.commit_order = verdicts.from_step_rank
 left join commit_ranges as range_to
     on range_to.commit_order = verdicts.to_step_rank
+left join alert_members
+    on alert_members.axis = 'commit'
+    and alert_members.kernel_name = verdicts.kernel_name
+    and alert_members.kernel_provider = verdicts.kernel_provider
+    and alert_members.kernel_operation_mode = verdicts.kernel_operation_mode
+    and alert_members.metric_name = verdicts.metric_name
+    and alert_members.gpu_name = verdicts.gpu_name
+    and alert_members.x_name is not distinct from verdicts.x_name
+    and alert_members.extra_config is not distinct from verdicts.extra_config
+    and alert_members.to_order = verdicts.to_step_rank
 where verdicts.level = 'sweep' and verdicts.axis = 'commit'

@@ -1,7 +1,7 @@
 /* MODEL
 name: sweep_regressions
 kind: FULL
-depends_on: [liger_versions, verdicts]
+depends_on: [alert_members, liger_versions, verdicts]
 */
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
 --
@@ -12,6 +12,8 @@ depends_on: [liger_versions, verdicts]
 -- runs each side had (the most any point had), from_spread / to_spread how far
 -- they disagree (geomean over the points measured more than once).
 -- is_newest: to_version is the newest version measured anywhere.
+-- alert_id: the alert (alert_members) of a flagged pair where no commit is known for it; NULL for
+-- the others (a pair the commit axis covers is alerted there, on commit_regressions).
 with point_counts as (
     select
         kernel_name,
@@ -70,7 +72,8 @@ select
     sweeps.threshold_source,
     sweeps.min_detectable_change,
     sweeps.verdict,
-    sweeps.reason
+    sweeps.reason,
+    alert_members.alert_id
 from verdicts as sweeps
 left join point_counts
     on point_counts.kernel_name = sweeps.kernel_name
@@ -82,4 +85,14 @@ left join point_counts
     and point_counts.extra_config is not distinct from sweeps.extra_config
     and point_counts.from_version_rank = sweeps.from_version_rank
     and point_counts.to_version_rank = sweeps.to_version_rank
+left join alert_members
+    on alert_members.axis = 'version'
+    and alert_members.kernel_name = sweeps.kernel_name
+    and alert_members.kernel_provider = sweeps.kernel_provider
+    and alert_members.kernel_operation_mode = sweeps.kernel_operation_mode
+    and alert_members.metric_name = sweeps.metric_name
+    and alert_members.gpu_name = sweeps.gpu_name
+    and alert_members.x_name is not distinct from sweeps.x_name
+    and alert_members.extra_config is not distinct from sweeps.extra_config
+    and alert_members.to_order = sweeps.to_version_rank
 where sweeps.level = 'sweep' and sweeps.axis = 'version'

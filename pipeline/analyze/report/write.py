@@ -2,7 +2,8 @@
 
 ``write_report(db_path, out_dir, max_plots=30)`` opens the warehouse read-only and writes:
 
-* first, the per-commit trend of every flagged commit sweep (``commit_regressions``; at most
+* first, the alerts, one line each with their largest sweeps under it (``report/alerts.py``);
+* then the per-commit trend of every flagged commit sweep (``commit_regressions``; at most
   ``max_plots`` plots) and the suspect commits of the commit regressions (``commit_suspects``),
   from ``report/commits.py``;
 * the newest version's headline: its verdicts and how many of its series were
@@ -31,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.analyze.report.alerts import alert_section_html, alert_section_markdown, read_alert_section
 from pipeline.analyze.report.commits import (
     CommitSection,
     commit_section_html,
@@ -306,6 +308,7 @@ class _Contents:
     noise: _Table
     plots: list[tuple[dict, Plot]]
     commits: CommitSection
+    alerts: tuple = ([], 0, 0)  # the lead: report/alerts.py
 
 
 def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
@@ -356,6 +359,7 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
         ),
         plots=_plots(con, max_plots, batch),
         commits=read_commit_section(con, max_plots, batch),
+        alerts=read_alert_section(con),
     )
     batch.draw()  # both sections' plots at once, side by side
     return contents
@@ -420,6 +424,7 @@ def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
     md = [
         "# Liger regression report\n",
         f"Generated {t.generated} from `{t.db_name}`. Newest version: **{t.version}**.\n",
+        *alert_section_markdown(c.alerts),
         *commit_section_markdown(c.commits, t.max_plots),
         "\n## Newest version\n",
         f"**{t.headline}**\n",
@@ -462,6 +467,7 @@ def _html(c: _Contents, t: _Texts, coverage_html: str) -> str:
         "<h1>Liger regression report</h1>",
         f"<p>Generated {html.escape(t.generated)} from <code>{html.escape(t.db_name)}</code>. "
         f"Newest version: <b>{html.escape(t.version)}</b>.</p>",
+        *alert_section_html(c.alerts),
         *commit_section_html(c.commits, t.max_plots),
         "<h2 id='newest'>Newest version</h2>",
         f"<p class='headline' id='headline'><b>{html.escape(t.headline)}</b><br>{html.escape(t.newest_sentence)}.</p>",

@@ -14,6 +14,8 @@ Writes into ``out_dir``:
   a per-GPU overview of every liger-family sweep (latest change, verdict, runs); the releases;
 * ``release-<version>.html`` -- per release: coverage, what moved (flagged verdicts with evidence),
   what was compared and unchanged, what was not compared and why;
+* ``alerts.html`` -- every alert, one line each, its sweeps plotted on one figure
+  (``alerts_page.py``); ``index.html`` leads with the newest of them;
 * ``plotly.min.js`` -- Plotly for offline use, written once beside the pages.
 
 Pure Python, no Dagster. Opens ``liger.duckdb`` read-only; every file is written aside and renamed.
@@ -32,7 +34,8 @@ from pipeline.analyze.report.queries import coverage_by_version
 from pipeline.common.duck import open_readonly
 from pipeline.config import duckdb_path, warehouse_dir
 
-from .pages import PLOTLY_FILE, index_html, release_file_name, release_html, release_rows
+from .alerts_page import ALERTS_PAGE, alerts_html, index_lead_html
+from .pages import PLOTLY_FILE, _head, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
 __all__ = ["SiteData", "build_payload", "payload_json", "render_site", "write_site"]
@@ -74,6 +77,9 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
     with open_readonly(duckdb_path, remote_root) as con:
         data = build_payload(con)
         coverage = coverage_by_version(con)
+        # alerts lead: a page of their own and the first lines of index.html
+        alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE)
+        alerts_lead = index_lead_html(con)
     by_version = {c.version: c for c in coverage}
     newest = next((c for c in coverage if c.version is not None), None)
     headline = newest.regressions_line() if newest else "No Liger version measured yet."
@@ -82,7 +88,8 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
         release_file_name(version): release_html(data, version, by_version.get(version), rows).encode()
         for version in data.versions
     }
-    pages[INDEX] = index_html(data, coverage, headline, Path(duckdb_path).name).encode()
+    pages[ALERTS_PAGE] = alerts_page.encode()
+    pages[INDEX] = index_html(data, coverage, headline, Path(duckdb_path).name, alerts_lead).encode()
     return pages
 
 

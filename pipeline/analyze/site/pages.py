@@ -92,7 +92,9 @@ def _releases_table(coverage: list[VersionCoverage]) -> str:
     )
 
 
-def index_html(data: SiteData, coverage: list[VersionCoverage], headline: str, source_name: str) -> str:
+def index_html(
+    data: SiteData, coverage: list[VersionCoverage], headline: str, source_name: str, alerts_lead: str = ""
+) -> str:
     filters = "".join(f"<label for='{fid}'>{_e(label)}<select id='{fid}'></select></label>" for fid, label in _FILTERS)
     axis = "commits (ordered by release, then commit order)" if data.axis_mode == "commit" else "Liger versions"
     script = (_HERE / "dashboard.js").read_text()
@@ -102,6 +104,7 @@ def index_html(data: SiteData, coverage: list[VersionCoverage], headline: str, s
             "<h1>Liger-Kernel benchmarks</h1>",
             f"<p class='muted'>Generated {_e(data.payload['generated'])} from <code>{_e(source_name)}</code>: "
             f"{len(data.sweeps):,} sweeps, {len(data.comparisons):,} judged version pairs, history over {axis}.</p>",
+            alerts_lead,  # already escaped (alerts_page.index_lead_html)
             f"<p class='headline' id='headline'>{_e(headline)}</p>",
             "<section id='explorer'><h2>Sweep history</h2>",
             f"<div class='filters'>{filters}"

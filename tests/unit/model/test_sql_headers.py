@@ -14,7 +14,7 @@ from pipeline.engine import ModelError, ModelHeader, PythonModel, load_models, o
 from pipeline.model.run import models as normalize_models
 from pipeline.serve.models import analyze_models, serve_models
 
-FOLDERS = ("model", "serve", "analyze")
+FOLDERS = ("model", "serve", "analyze", "alerts")
 
 
 def tables_read(sql: str) -> set[str]:

@@ -1,0 +1,112 @@
+/* MODEL
+name: alerts
+depends_on: [alert_groups, alert_state, warehouse_run]
+*/
+-- alerts: one row per alert (alert_groups), with what people and earlier runs said about it
+-- (alert_state: the Delta table <warehouse>/alert_state, which survives every rebuild; read by the
+-- build, written by the `alert_notifications` asset and `make ack`).
+--   status        acknowledged (by `make ack`, while the alert's flagged pairs are those it had
+--                 then: a new flagged step on its sweeps reopens it), else alert_groups.data_status
+--                 (open / recovered / transient)
+--   note, acknowledged_at   the acknowledgement, when status is acknowledged
+--   opened_run    the warehouse run that first showed the alert
+--   changed_run   the warehouse run whose status this is (the newest run when it just changed)
+--   line          the alert in one line: range, GPU, sweeps and kernels, worst ratio, cause, status
+with current_run as (
+    select coalesce(max(seq), 0) as seq from warehouse_run
+),
+
+stated as (
+    select
+        g.*,
+        s.opened_run as state_opened_run,
+        s.status as state_status,
+        s.changed_run as state_changed_run,
+        s.notified_status,
+        s.notified_at,
+        s.delivery_error,
+        coalesce(s.ack_members = g.members_digest, false) as is_acknowledged,
+        s.ack_note,
+        s.acknowledged_at as ack_at
+    from alert_groups as g
+    left join alert_state as s on s.alert_id = g.alert_id
+),
+
+judged as (
+    select
+        stated.*,
+        case when is_acknowledged then 'acknowledged' else data_status end as status
+    from stated
+)
+
+select
+    judged.alert_id,
+    judged.gpu_name,
+    judged.direction,
+    judged.from_commit,
+    judged.to_commit,
+    judged.from_label,
+    judged.to_label,
+    judged.to_release,
+    judged.sweeps,
+    judged.kernels,
+    judged.kernel_names,
+    judged.worst_ratio,
+    judged.median_ratio,
+    judged.cause,
+    judged.cause_evidence,
+    judged.suspects,
+    judged.status,
+    judged.recovered_at,
+    coalesce(judged.state_opened_run, current_run.seq) as opened_run,
+    case
+        when judged.state_status = judged.status then judged.state_changed_run
+        else current_run.seq
+    end as changed_run,
+    case when judged.is_acknowledged then judged.ack_note end as note,
+    case when judged.is_acknowledged then judged.ack_at end as acknowledged_at,
+    judged.axis,
+    judged.kind,
+    judged.pairs,
+    judged.metrics,
+    judged.kernels_changed,
+    judged.changed_kernels,
+    judged.launch_bound_sweeps,
+    judged.launch_bound_share,
+    judged.references_measured,
+    judged.references_moved,
+    judged.bimodal_sweeps,
+    judged.bimodal_seen_at,
+    judged.data_status,
+    judged.members_digest,
+    judged.notified_status,
+    judged.notified_at,
+    judged.delivery_error,
+    judged.from_order,
+    judged.to_order,
+    judged.from_label || '..' || judged.to_label
+    || case
+        when judged.to_release is not null and judged.axis = 'commit' then ' (v' || judged.to_release || ')'
+        else ''
+    end
+    || ' on ' || replace(judged.gpu_name, 'NVIDIA ', '') || ': '
+    || cast(judged.sweeps as varchar) || ' sweep' || case when judged.sweeps = 1 then '' else 's' end
+    || ' of ' || cast(judged.kernels as varchar) || ' kernel' || case when judged.kernels = 1 then '' else 's' end
+    || ' '
+    || case
+        when judged.direction = 'regression' and list_contains(judged.metrics, 'speed') then 'slower'
+        when judged.direction = 'regression' then 'hungrier'
+        when list_contains(judged.metrics, 'speed') then 'faster'
+        else 'leaner'
+    end
+    || ', worst ×' || printf('%.3g', judged.worst_ratio)
+    || ' — ' || judged.cause_evidence
+    || ' — '
+    || case
+        when judged.status = 'recovered' then 'recovered at ' || judged.recovered_at
+        when judged.status = 'transient' then 'transient, taken back at ' || coalesce(judged.recovered_at, '?')
+        when judged.status = 'acknowledged' then 'acknowledged: ' || coalesce(judged.ack_note, '')
+        else 'open'
+    end as line
+from judged
+cross join current_run

@@ -1,0 +1,58 @@
+/* MODEL
+name: alert_range_commits
+depends_on: [alert_members, commit_change, commit_ranges]
+*/
+-- alert_range_commits: one row per alert, flagged kernel and range of that kernel's flagged pairs
+-- (from_order, to_order] on the commit axis, with whether its commits are known, and one row per
+-- commit of main in that range when they are (`commit` NULL otherwise).
+--   commits_known  every benchmarked commit in the range has its commits listed (a clone placed it:
+--                  commit_ranges.kernel_unknown_through does not grow over the range)
+--   touches        the commit changes this kernel's source: commit_change.touches_kernel_of, the
+--                  one rule (pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
+-- Version-axis alerts have no commits: commits_known false.
+with member_ranges as (
+    select distinct
+        m.alert_id,
+        m.kernel_name,
+        m.from_order,
+        m.to_order,
+        coalesce(
+            m.axis = 'commit'
+            and range_to.kernel_unknown_through = range_from.kernel_unknown_through,
+            false
+        ) as commits_known
+    from alert_members as m
+    left join commit_ranges as range_from
+        on m.axis = 'commit' and range_from.commit_order = m.from_order
+    left join commit_ranges as range_to
+        on m.axis = 'commit' and range_to.commit_order = m.to_order
+),
+
+ranged_changes as (
+    select
+        commit_ranges.commit_order as range_order,
+        commit_change."commit",
+        commit_change.committed_at,
+        commit_change.subject,
+        commit_change.touches_kernel_of
+    from commit_change
+    inner join commit_ranges
+        on commit_ranges."commit" = commit_change.to_commit
+)
+
+select distinct
+    member_ranges.alert_id,
+    member_ranges.kernel_name,
+    member_ranges.from_order,
+    member_ranges.to_order,
+    member_ranges.commits_known,
+    ranged_changes."commit",
+    ranged_changes.committed_at,
+    ranged_changes.subject,
+    coalesce(list_contains(ranged_changes.touches_kernel_of, member_ranges.kernel_name), false)
+        as touches
+from member_ranges
+left join ranged_changes
+    on member_ranges.commits_known
+    and ranged_changes.range_order > member_ranges.from_order
+    and ranged_changes.range_order <= member_ranges.to_order
