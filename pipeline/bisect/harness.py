@@ -59,14 +59,7 @@ def open_git_dir(repo: Path, scratch: Path) -> Path:
     its objects/, copies of HEAD, packed-refs and config). pipeline/ingest/git.py does the same for the
     warehouse; this copy exists because the GPU side may import nothing but the standard library."""
     repo = Path(repo).resolve()
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"],
-        capture_output=True,
-        env=_git_env(),
-        stdin=subprocess.DEVNULL,
-    )
-    if proc.returncode == 0:
-        return Path(proc.stdout.decode().strip())
+    # first: `git -C` on a refs-less copy inside another work tree would answer with THAT repository
     if (repo / "HEAD").is_file() and (repo / "objects").is_dir() and not (repo / "refs").exists():
         shim = scratch / "git-shim"
         (shim / "refs" / "heads").mkdir(parents=True, exist_ok=True)
@@ -77,6 +70,16 @@ def open_git_dir(repo: Path, scratch: Path) -> Path:
             if (repo / name).is_file():
                 shutil.copyfile(repo / name, shim / name)
         return shim
+    if (repo / "HEAD").is_file() and (repo / "objects").is_dir():
+        return repo  # a bare clone: never resolved through an enclosing work tree
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"],
+        capture_output=True,
+        env=_git_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    if proc.returncode == 0:
+        return Path(proc.stdout.decode().strip())
     raise GitError(f"{repo} is not a git repository: {proc.stderr.decode(errors='replace').strip()}")
 
 
@@ -151,7 +154,8 @@ def run_harness(
         return HarnessRun(False, None, f"cannot start {python}: {exc.strerror}", "")
     tail = log.read_bytes()[-4000:].decode(errors="replace")
     if code != 0:
-        return HarnessRun(False, None, f"harness exited with {code}", tail)
+        last = next((line for line in reversed(tail.splitlines()) if line.strip()), "")[:300]
+        return HarnessRun(False, None, f"harness exited with {code}: {last}", tail)
     if not out_csv.is_file():
         return HarnessRun(False, None, f"harness wrote no benchmark/data/{CSV_NAME}", tail)
     return HarnessRun(True, out_csv, None, tail)
