@@ -112,3 +112,23 @@ schemas: setup
 
 clean:
 	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark warehouse/site
+
+## Confirm and bisect on a GPU (docs/bisect.md): make bisect KERNEL=softmax FROM=<rev> TO=<rev>
+##   [PASS=full METRIC=speed CONFIG=... PROVIDERS=liger RUNS=3 MAX_RUNS=8 CONFIRM=1 THRESHOLD=0.1 NARROW=0 ALERT=id]
+## with LIGER_GIT_REPO (the clone) and LIGER_BENCH_PYTHON (the harness's interpreter, default python3).
+BISECT_ARGS = $(if $(KERNEL),--kernel "$(KERNEL)") $(if $(FROM),--from-rev "$(FROM)") $(if $(TO),--to-rev "$(TO)") \
+	$(if $(ALERT),--alert "$(ALERT)") $(if $(PASS),--pass "$(PASS)") $(if $(METRIC),--metric "$(METRIC)") \
+	$(if $(CONFIG),--config '$(CONFIG)') $(if $(PROVIDERS),--providers "$(PROVIDERS)") $(if $(RUNS),--runs "$(RUNS)") \
+	$(if $(MAX_RUNS),--max-runs "$(MAX_RUNS)") $(if $(CONFIRM),--confirm "$(CONFIRM)") \
+	$(if $(THRESHOLD),--threshold "$(THRESHOLD)") $(if $(NARROW),--narrow "$(NARROW)")
+.PHONY: bisect bisect-plan bisect-ingest
+bisect: setup dagster-instance
+	$(PY) -m pipeline.cli.bisect run $(BISECT_ARGS) $(if $(NO_INGEST),--no-ingest)
+
+## The plan alone (for a GPU host that has only python3 + torch): make bisect-plan ... PLAN_OUT=gpu_carry/plans/x.json
+bisect-plan: setup
+	$(PY) -m pipeline.cli.bisect plan $(BISECT_ARGS) $(if $(PLAN_OUT),--plan-out "$(PLAN_OUT)")
+
+## Ingest the bisect folder (runs copied back into warehouse/bisect/<id>/) in one warehouse run.
+bisect-ingest: setup dagster-instance
+	$(PY) -m pipeline.cli.bisect ingest

@@ -48,6 +48,10 @@ class SourceFile:
     # benchmarked commit; `snapshot` (the run) is "<folder>@<content sha256[:12]>" once hashed.
     gh_pages_folder: str | None = None
     snapshot: str | None = None
+    # Our own run at a commit (pipeline/ingest/commit_runs.py): origin 'bisect' and its environment
+    # (canonical JSON text); gh_pages_folder then holds the commit's full sha.
+    run_origin: str | None = None
+    environment: str | None = None
 
     def name_snapshot(self) -> None:
         if self.gh_pages_folder and self.content_sha256:

@@ -245,6 +245,8 @@ BENCHMARK_SNAPSHOT = Table(
         _c("kernel_changed", "whether a commit since the previous snapshot touches src/liger_kernel/", pa.bool_()),
         _c("run_started_at", "earliest timestamp in the snapshot (UTC)", UTC_TS),
         _c("gh_pages_commit", "gh-pages commit that wrote it (clone only)"),
+        _c("origin", "gh_pages (upstream's CI run) or bisect (our run at a commit: commit_runs/<sha>/<run id>/)"),
+        _c("environment", "our runs: environment.json as JSON text (GPU, driver, CUDA, torch, Triton, Python, host)"),
     ),
     key=("snapshot",),
 )

@@ -47,7 +47,9 @@ def _staged_by_partitions(warehouse: WarehouseResource, sources: list[SourceFile
 def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
     git_repo = warehouse.git_repo_path() if with_git else None
     try:
-        return discover_all(warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache())
+        return discover_all(
+            warehouse.data_raw_path(), git_repo, warehouse.git_blob_cache(), bisect_root=warehouse.bisect_path()
+        )
     except DataRootError as exc:
         raise dg.Failure(description=str(exc)) from exc
     except GitHistoryError as exc:

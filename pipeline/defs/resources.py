@@ -36,6 +36,10 @@ class WarehouseResource(dg.ConfigurableResource):
         uri = self.warehouse_uri()
         return Path(uri) if "://" not in uri else warehouse_dir()
 
+    def bisect_path(self) -> Path:
+        """Where `make bisect` writes its results and runs (read back by the ingest: commit_runs.py)."""
+        return self.warehouse_path() / "bisect"
+
     def git_repo_path(self) -> Path | None:
         return Path(self.git_repo).expanduser() if self.git_repo else git_repo_dir()
 

@@ -86,6 +86,8 @@ def commit_tables(
     ordered = gh_pages.order_snapshots(snaps, repo, _commits_txt([s for s in sources if s.gh_pages_folder]))
     ranges = gh_pages.commit_ranges(repo, ordered) if repo is not None and ordered else []
     kernel_changed = {r.to_snapshot: r.touches_kernel_source for r in ranges}
+    # our own runs at commits (commit_runs.py) say so; upstream's gh-pages runs are 'gh_pages'
+    own = {s.snapshot: s for s in sources if s.snapshot and s.run_origin}
     snapshot_rows = [
         {
             "snapshot": o.snapshot_id,
@@ -104,6 +106,8 @@ def commit_tables(
             "kernel_changed": kernel_changed.get(o.snapshot_id),
             "run_started_at": o.run_started_at,
             "gh_pages_commit": o.gh_pages_commit,
+            "origin": own[o.snapshot_id].run_origin if o.snapshot_id in own else "gh_pages",
+            "environment": own[o.snapshot_id].environment if o.snapshot_id in own else None,
         }
         for o in ordered
     ]

@@ -17,7 +17,7 @@ from pipeline.contracts.sources import (
     git_source_path,
     parse_utc,
 )
-from pipeline.ingest import gh_pages, git_history
+from pipeline.ingest import commit_runs, gh_pages, git_history
 
 
 def _committed_at(text: str | None) -> datetime | None:
@@ -96,6 +96,8 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
         if kind == CSV_KIND and (folder := gh_pages.snapshot_folder(p)):
             src.gh_pages_folder = folder
             src.upstream_path = f"{gh_pages.BENCHMARKS_DIR}/{folder}/{gh_pages.CSV_NAME}"
+        elif kind == CSV_KIND and commit_runs.mark(src):
+            pass  # one run of one commit, like a gh-pages snapshot
         elif kind == CSV_KIND:
             if p.parent not in snapshot_index:
                 tsv = p.parent / "SNAPSHOTS.tsv"
@@ -153,14 +155,18 @@ def merge_git_sources(files: list[SourceFile], git_sources: list[SourceFile]) ->
     return files + [g for g in git_sources if id(g) not in dropped]
 
 
-def discover_all(data_raw: Path, git_repo: Path | None = None, blob_cache: Path | None = None):
+def discover_all(
+    data_raw: Path, git_repo: Path | None = None, blob_cache: Path | None = None, bisect_root: Path | None = None
+):
     """``discover(data_raw)`` plus, when ``git_repo`` is given, every git snapshot of benchmark/data/*.csv.
 
+    ``bisect_root`` (the warehouse's bisect/ folder) adds the commit runs `make bisect` wrote there.
     Returns (sources, problems, history) where history is a ``git_history.GitHistory`` (None
     without a repo). Blobs are cached under ``blob_cache`` (required with a repo). Raises
     ``git_history.GitHistoryError`` when ``git_repo`` is not a usable repository.
     """
     sources, problems = discover(data_raw)
+    sources += commit_runs.discover_bisect_folder(bisect_root)
     if git_repo is None:
         _require_inputs(data_raw, sources, problems)
         return sources, problems, None

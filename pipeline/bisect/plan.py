@@ -1,0 +1,167 @@
+"""The warehouse side of a bisect: which commits to run and how much noise to allow (docs/bisect.md).
+
+* Candidates: the first-parent commits of FROM..TO (oldest first) whose change against their first
+  parent touches the kernel's source under the one rule, ``gh_pages.touches_kernel``. A merge on the
+  chain counts with everything it brought in.
+* Noise: every row of the warehouse's ``noise_floor`` for the metric (the runner picks the row of
+  the GPU it runs on and the duration it measures, trusted bucket first, then the GPU's row), and the
+  documented default of ``RegressionSettings`` for when none fits, said as such.
+The plan is JSON the standard-library runner reads (pipeline/bisect/runner.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from pipeline.analyze.settings import RegressionSettings
+from pipeline.ingest import git
+from pipeline.ingest.gh_pages import KERNEL_ROOT, touches_kernel
+
+PLAN_FORMAT = "liger-bisect-plan/1"
+MAX_RUNS = 8  # per side, the cap on added runs (docs/bisect.md: why 8)
+
+
+class BisectOptions(BaseModel):
+    """`make bisect` variables and the Dagster job's run config: one set of options."""
+
+    kernel: str = Field(description="KERNEL: the benchmark's kernel_name (benchmark/scripts/benchmark_<kernel>.py)")
+    from_rev: str = Field("", description="FROM: the good end (any git revision)")
+    to_rev: str = Field("", description="TO: the bad end (any git revision)")
+    alert: str = Field("", description="ALERT: an alert id (hook: alerts are not on this branch yet)")
+    pass_: str = Field("full", alias="pass", description="PASS: kernel_operation_mode of the judged sweep")
+    metric: str = Field("speed", description="METRIC: speed or memory")
+    config: str = Field("", description="CONFIG: extra_benchmark_config_str of the judged sweep (blank: every config)")
+    provider: str = Field("liger", description="the judged provider")
+    providers: str = Field("", description="PROVIDERS: run only these providers, comma-separated (blank: all)")
+    runs: int = Field(3, ge=1, le=50, description="RUNS: runs per side and per bisect step")
+    max_runs: int = Field(MAX_RUNS, ge=1, le=100, description="MAX_RUNS: cap on runs per side when unclear")
+    confirm: bool = Field(False, description="CONFIRM: re-run both ends even without a candidate")
+    threshold: float | None = Field(None, ge=0, le=10, description="THRESHOLD: override the noise threshold")
+    narrow: bool = Field(True, description="run only the judged pass/metric/config (NARROW=0: the whole harness)")
+    harness_timeout_s: float = Field(900, gt=0, description="one harness run's time limit")
+
+    model_config = {"populate_by_name": True}
+
+
+class PlanError(ValueError):
+    """A range or option that cannot be planned; the message says why."""
+
+
+def resolve(git_dir: Path, rev: str) -> str:
+    proc = git.run(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    if proc.returncode != 0:
+        raise PlanError(f"{rev!r} is not a commit of the clone")
+    return proc.stdout.decode().strip()
+
+
+def first_parent_changes(git_dir: Path, from_sha: str, to_sha: str) -> list[dict]:
+    """First-parent commits of from..to, oldest first, each with its files against its first parent."""
+    fmt = "--format=%x01%H%x00%s"
+    args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "--no-renames", "-z", fmt]
+    out = git.run(git_dir, *args, f"{from_sha}..{to_sha}").stdout.decode(errors="replace")
+    commits = []
+    for chunk in out.split("\x01")[1:]:
+        sha, _, rest = chunk.partition("\x00")
+        subject, _, files = rest.partition("\n")
+        paths = [p.strip("\n") for p in files.split("\x00") if p.strip("\n")]
+        commits.append({"sha": sha, "subject": subject.rstrip("\x00"), "paths": paths})
+    return commits[::-1]
+
+
+def noise_rows(metric: str, duckdb_path: Path | None) -> tuple[list[dict], str | None]:
+    """noise_floor's rows for ``metric`` from liger.duckdb, or (no rows, why not)."""
+    from pipeline.config import duckdb_path as default_path
+
+    path = duckdb_path or default_path()
+    if not path.is_file():
+        return [], f"no warehouse at {path.name}"
+    import duckdb
+
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            cur = con.execute(
+                """select scope, gpu_name, duration_bucket, trusted, threshold, threshold_source
+                from noise_floor where metric_name = ? order by gpu_name, scope, duration_bucket""",
+                [metric],
+            )
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()], None
+    except duckdb.Error as exc:
+        return [], f"the warehouse has no readable noise_floor ({type(exc).__name__})"
+
+
+def default_threshold(metric: str) -> dict:
+    s = RegressionSettings()
+    if metric == "memory":
+        return {"threshold": s.default_memory_threshold, "source": "documented default (default_memory_threshold)"}
+    return {"threshold": s.default_noise_threshold, "source": "documented default (default_noise_threshold)"}
+
+
+def plan_id(opts: BisectOptions, from_sha: str, to_sha: str, now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    kernel = re.sub(r"[^a-z0-9_]+", "-", opts.kernel.lower()).strip("-")
+    return f"{stamp}-{kernel}-{opts.pass_}-{from_sha[:7]}-{to_sha[:7]}"
+
+
+def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) -> dict:
+    if opts.alert:
+        return plan_from_alert(repo, opts, duckdb_path)
+    if not opts.from_rev or not opts.to_rev:
+        raise PlanError("give FROM= and TO= (or ALERT=)")
+    git_dir = git.open_repo(repo)
+    from_sha, to_sha = resolve(git_dir, opts.from_rev), resolve(git_dir, opts.to_rev)
+    if git.run(git_dir, "merge-base", "--is-ancestor", from_sha, to_sha, check=False).returncode != 0:
+        raise PlanError(f"FROM {opts.from_rev} is not an ancestor of TO {opts.to_rev}")
+    chain = first_parent_changes(git_dir, from_sha, to_sha)
+    cands = [c for c in chain if touches_kernel(c["paths"], opts.kernel)]
+    rows, why = noise_rows(opts.metric, duckdb_path)
+    default = default_threshold(opts.metric)
+    if why:
+        default["source"] += f"; {why}"
+    subjects = {c["sha"]: c["subject"] for c in chain}
+    return {
+        "format": PLAN_FORMAT,
+        "id": plan_id(opts, from_sha, to_sha),
+        "repo": str(Path(repo).resolve()),
+        "kernel": opts.kernel,
+        "provider": opts.provider,
+        "providers": opts.providers or None,
+        "pass": opts.pass_,
+        "metric": opts.metric,
+        "config": opts.config or None,
+        "narrow": opts.narrow,
+        "from": {"rev": opts.from_rev, "sha": from_sha, "subject": _subject(git_dir, from_sha)},
+        "to": {"rev": opts.to_rev, "sha": to_sha, "subject": subjects.get(to_sha, "")},
+        "first_parent_commits": len(chain),
+        "candidates": [
+            {"sha": c["sha"], "subject": c["subject"], "paths": [p for p in c["paths"] if p.startswith(KERNEL_ROOT)]}
+            for c in cands
+        ],
+        "runs": opts.runs,
+        "max_runs": max(opts.max_runs, opts.runs),
+        "confirm": opts.confirm,
+        "harness_timeout_s": opts.harness_timeout_s,
+        "noise": {"rows": rows, "default": default, "override": opts.threshold},
+        "planned_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _subject(git_dir: Path, sha: str) -> str:
+    return git.run(git_dir, "log", "-1", "--format=%s", sha).stdout.decode(errors="replace").strip()
+
+
+def plan_from_alert(repo: Path, opts: BisectOptions, duckdb_path: Path | None) -> dict:
+    """The ALERT= hook: an alert names a sweep (kernel, pass, metric, config, GPU) and a commit range;
+    once alerts exist this reads them and calls ``make_plan`` with that range. Not on this branch."""
+    raise PlanError(f"ALERT={opts.alert}: alerts are not built on this branch yet; give KERNEL=, FROM= and TO=")
+
+
+def write_plan(plan: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan, indent=2, default=str) + "\n")
+    return path
