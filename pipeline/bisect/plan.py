@@ -1,7 +1,7 @@
 """The warehouse side of a bisect: which commits to run and how much noise to allow (docs/bisect.md).
 
 * Candidates: the first-parent commits of FROM..TO (oldest first) whose change against their first
-  parent touches the kernel's source under the one rule, ``gh_pages.touches_kernel``. A merge on the
+  parent touches the kernel's source under the one rule, ``rules.touches_kernel``. A merge on the
   chain counts with everything it brought in.
 * Noise: every row of the warehouse's ``noise_floor`` for the metric (the runner picks the row of
   the GPU it runs on and the duration it measures, trusted bucket first, then the GPU's row), and the
@@ -18,11 +18,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pipeline.analyze.settings import RegressionSettings
+from pipeline.contracts.rules import KERNEL_ROOT, touches_kernel
 from pipeline.ingest import git
-from pipeline.ingest.gh_pages import KERNEL_ROOT, touches_kernel
+from pipeline.serve.settings import RegressionSettings
 
 PLAN_FORMAT = "liger-bisect-plan/1"
+# the GPU side: a standard-library script, run as `python3 -I runner.py plan.json out/`
+RUNNER = Path(__file__).resolve().parent / "runner.py"
 MAX_RUNS = 8  # per side, the cap on added runs (docs/bisect.md: why 8)
 
 

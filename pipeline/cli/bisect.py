@@ -15,10 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.bisect.plan import BisectOptions, PlanError, make_plan, write_plan
+from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
 from pipeline.config import GIT_REPO_ENV, load
-
-RUNNER = Path(__file__).resolve().parents[1] / "bisect" / "runner.py"
 
 
 def _flag(text: str | None) -> bool:

@@ -20,7 +20,7 @@ FLOORS = (
     ("store",),
     ("serve",),
     ("analyze",),
-    ("spark",),
+    ("spark", "bisect"),
     ("defs",),
     ("definitions",),
     ("cli",),
