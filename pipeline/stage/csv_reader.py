@@ -34,23 +34,9 @@ from pipeline.stage import kernelindex_sql as ki_sql
 from pipeline.stage.distinct import DistinctMap
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
-REQUIRED_COLUMNS = (
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "metric_unit",
-    "x_name",
-    "x_value",
-    "y_value_50",
-    "y_value_20",
-    "y_value_80",
-    "extra_benchmark_config_str",
-    "gpu_name",
-    "timestamp",
-    "liger_version",
-)
+# Upstream's header (ki.CSV_COLUMNS, the one list of it); unlike KernelIndex, the reader takes a file without x_label.
 OPTIONAL_COLUMNS = ("x_label",)
+REQUIRED_COLUMNS = tuple(c for c in ki.CSV_COLUMNS if c not in OPTIONAL_COLUMNS)
 # Fields that must be non-empty in a row (x_label is descriptive only).
 NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
 # Fields staged trimmed, as <name>__trimmed in the query (the suffix, like the __dup suffix of
