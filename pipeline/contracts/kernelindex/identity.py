@@ -1,8 +1,9 @@
 """A row's identity but its run: which rows KernelIndex maps, and the objects they resolve to.
 
-The checks of `reconcileLiger` (`apps/web/src/server/import/liger/reconcile.ts`, github.com/SamMausberg/KernelIndex at
-e6c5a71 (a reading copy: ../shared/reference/kernelindex, relative to the checkout)) in its order, and the objects of
-`manifests.py`, cached per distinct (kernel, pass, provider, x_name, x_value, config, GPU).
+The checks of `reconcileLiger`, in its order (`apps/web/src/server/import/liger/reconcile.ts` of
+github.com/SamMausberg/KernelIndex at e6c5a71; a reading copy: ../shared/reference/kernelindex, relative to the
+checkout), and the objects of `manifests.py`, cached per distinct
+(kernel, pass, provider, x_name, x_value, config, GPU).
 """
 
 from __future__ import annotations
