@@ -42,23 +42,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-CSV_COLUMNS = [
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "metric_unit",
-    "x_name",
-    "x_label",
-    "x_value",
-    "y_value_50",
-    "y_value_20",
-    "y_value_80",
-    "extra_benchmark_config_str",
-    "gpu_name",
-    "timestamp",
-    "liger_version",
-]
+from pipeline.contracts.kernelindex import CSV_COLUMNS as CSV_HEADER
+
+CSV_COLUMNS = list(CSV_HEADER)  # upstream's header, in its order
 IDENTITY_KEY = [
     "kernel_name",
     "kernel_provider",

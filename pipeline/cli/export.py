@@ -6,7 +6,7 @@ Writes, under DEST:
 - ``objects.ndjson``: the workload, implementation and operation objects those runs name, one per line (outside
   ``kernelindex/``, so ingesting DEST does not read them as bundles).
 
-The run is rebuilt from the fact (contracts/kernelindex.py ``build_run``: the stored p20/p50/p80 doubles, the
+The run is rebuilt from the fact (contracts/kernelindex/run.py ``build_run``: the stored p20/p50/p80 doubles, the
 externalId, observedAt) and its digest checked against the stored ``run_digest``; protocol, environment and the
 other objects are the dimension tables' objects, whole. A fact whose objects the warehouse does not hold whole
 (a record that named them by digest only) or whose run cannot be rebuilt is counted and skipped.

@@ -20,20 +20,18 @@ SHA_PREFIX = "sha256:"
 CanonicalizationError = rfc8785.CanonicalizationError
 
 
-def canonical_bytes(value: Any) -> bytes:
-    """RFC 8785 (JCS) bytes; raises `CanonicalizationError` (a ValueError) for NaN, Infinity and
-    integers beyond 2**53, which JSON cannot carry exactly."""
-    return rfc8785.dumps(value)
-
-
 def canonical_json(value: Any) -> str:
-    return canonical_bytes(value).decode("utf-8")
+    """The project's one canonical JSON: RFC 8785 (JCS) text. Raises `CanonicalizationError` (a ValueError)
+    for NaN, Infinity, integers beyond 2**53 (which JSON cannot carry exactly) and lone surrogates (so the
+    text is always valid UTF-8, and its UTF-8 bytes are the RFC 8785 bytes)."""
+    return rfc8785.dumps(value).decode("utf-8")
 
 
 def object_digest(obj: Mapping[str, Any]) -> str:
-    """Digest of a kernelindex object (run/protocol/environment/...): metadata is not part of it."""
-    body = canonical_bytes({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]})
-    return SHA_PREFIX + hashlib.sha256(body).hexdigest()
+    """The project's one object digest: of a kernelindex object (run/protocol/environment/...), as
+    KernelIndex's `specDigest` (identity/digest.ts) computes it; metadata is not part of it."""
+    body = canonical_json({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "spec": obj["spec"]})
+    return SHA_PREFIX + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 # Identity of a measurement (ours: the fact key). What was run, where and when -- and what it measured:

@@ -66,7 +66,7 @@ def implementation(kernel: str, provider: str | None, version: str | None) -> di
 
 
 def operation(kernel: str) -> dict[str, Any]:
-    """The OperationSpec of a kernel. A curated kernel's is KernelIndex's own (contracts/kernelindex.py; no
+    """The OperationSpec of a kernel. A curated kernel's is KernelIndex's own (contracts/kernelindex/manifests.py; no
     commit in its metadata's sourceRefs). Any other kernel gets a minimal one by this rule: family = the kernel
     name, no axes, no tensors, semantics unspecified -- it names the computation, nothing more."""
     if kernel in ki.KERNELS_BY_NAME:

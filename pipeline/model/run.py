@@ -79,21 +79,18 @@ def _csv_field(column: str) -> str:
     return f"""case when {needs_quotes} then '"' || replace({text}, '"', '""') || '"' else {text} end"""
 
 
+# The staged name of each upstream CSV column that staging renames (the others keep theirs).
+_STAGED_NAMES = {
+    "y_value_50": "p50",
+    "y_value_20": "p20",
+    "y_value_80": "p80",
+    "extra_benchmark_config_str": "extra_config",
+    "timestamp": "observed_at_text",
+}
 # A staged CSV row as a line in upstream's column order (values in their stored unit, the config
 # canonical): the raw text of a row judged here, since a staged file keeps raw text only for the
 # rows its reader rejected.
-_STAGED_ROW_TEXT = (
-    "concat_ws(',', "
-    + ", ".join(
-        _csv_field(c)
-        for c in (
-            *("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit"),
-            *("x_name", "x_label", "x_value", "p50", "p20", "p80", "extra_config", "gpu_name"),
-            *("observed_at_text", "liger_version"),
-        )
-    )
-    + ")"
-)
+_STAGED_ROW_TEXT = "concat_ws(',', " + ", ".join(_csv_field(_STAGED_NAMES.get(c, c)) for c in ki.CSV_COLUMNS) + ")"
 # The batch's CSV rows, one per (source, staged row), judged once more against their source's commit.
 # A row timestamped after the commit that holds its file cannot be real, but the staged file is named
 # by its bytes alone, and the same bytes may come from another commit, or from a data_raw file

@@ -3,7 +3,7 @@
 DuckDB parses (by column name, streaming, multi-threaded) and its reject store gives the line
 and raw text of structurally broken lines; value checks are one vectorized SQL pass. Python
 only touches the header, each *distinct* config string and each distinct KernelIndex identity key:
-SQL writes and hashes the run KernelIndex would make of a row (`ki.run_text_sql`). A row whose
+SQL writes and hashes the run KernelIndex would make of a row (`ki_sql.run_text_sql`). A row whose
 numbers or timestamp SQL cannot write as ECMAScript does goes through the per-row reference, `ki_map`.
 """
 
@@ -30,26 +30,13 @@ from pipeline.contracts.rules import (
     unit_sql,
 )
 from pipeline.stage import driver
+from pipeline.stage import kernelindex_sql as ki_sql
 from pipeline.stage.distinct import DistinctMap
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
-REQUIRED_COLUMNS = (
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "metric_unit",
-    "x_name",
-    "x_value",
-    "y_value_50",
-    "y_value_20",
-    "y_value_80",
-    "extra_benchmark_config_str",
-    "gpu_name",
-    "timestamp",
-    "liger_version",
-)
+# Upstream's header (ki.CSV_COLUMNS, the one list of it); unlike KernelIndex, the reader takes a file without x_label.
 OPTIONAL_COLUMNS = ("x_label",)
+REQUIRED_COLUMNS = tuple(c for c in ki.CSV_COLUMNS if c not in OPTIONAL_COLUMNS)
 # Fields that must be non-empty in a row (x_label is descriptive only).
 NON_EMPTY = tuple(c for c in REQUIRED_COLUMNS)
 # Fields staged trimmed, as <name>__trimmed in the query (the suffix, like the __dup suffix of
@@ -66,7 +53,7 @@ TRIMMED = (
     "liger_version",
 )
 
-# KernelIndex's mapping of a row (contracts/kernelindex.py), computed from the raw strings as its importer
+# KernelIndex's mapping of a row (contracts/kernelindex/), computed from the raw strings as its importer
 # reads them: the run's externalId and digest, the five objects' digests (ki_*; the OperationSpec's for every
 # row of a curated kernel), why the row has no KernelIndex identity (null: it has), and the raw identity key
 # (JSON of IDENTITY_COLUMNS) from which the model rebuilds the objects once per distinct key.
@@ -161,7 +148,7 @@ def _canonical_config(raw: str | None) -> str | None:
 def register_functions(con: duckdb.DuckDBPyConnection) -> None:
     """The Python functions the CSV query calls: on distinct values only (remembered across batches and
     files), a config canonicalized and an identity key resolved; per row, `ki_map`, the reference for the
-    rows whose run SQL does not write (`ki.run_sql_is_exact`)."""
+    rows whose run SQL does not write (`ki_sql.run_sql_is_exact`)."""
     con.create_function(
         "canonical_config",
         DistinctMap(_canonical_config, pa.string()),
@@ -188,7 +175,7 @@ def _struct_sql(struct: pa.StructType) -> str:
 
 
 # What a row's KernelIndex mapping takes from its identity key (JSON of the raw IDENTITY_COLUMNS): the
-# digests, and the pieces `ki.run_text_sql` joins around the row's timestamp and numbers.
+# digests, and the pieces `ki_sql.run_text_sql` joins around the row's timestamp and numbers.
 IDENTITY_SLOTS = ("environment", "implementation", "protocol", "workload", "benchmark")
 IDENTITY_PIECES = pa.struct(
     [(f, pa.string()) for f in ("reason", "kernel_operation", "operation", "workload_digest")]
@@ -305,14 +292,14 @@ def _ki_sql() -> str:
     texts = {"ms20": "ki_ms20_text", "ms50": "ki_ms50_text", "ms80": "ki_ms80_text"}
     slots = {
         **{f: f"ki_id.{f}_json" for f in IDENTITY_SLOTS},
-        "observed": ki.observed_at_json_sql("ki_ts"),
+        "observed": ki_sql.observed_at_json_sql("ki_ts"),
         "external_id": "(ki_id.external_id_prefix_json || ki_ts_kebab || '\"')",
         "median": "cast(cast(ki_ns50 as bigint) as varchar)",
         "ns20": "cast(cast(ki_ns20 as bigint) as varchar)",
         "ns80": "cast(cast(ki_ns80 as bigint) as varchar)",
         **texts,
     }
-    exact = ki.run_sql_is_exact(
+    exact = ki_sql.run_sql_is_exact(
         "ki_ms20", "ki_ms50", "ki_ms80", "ki_ns20", "ki_ns50", "ki_ns80", " || ".join(texts.values())
     )
     skipped = "'" + ki.IDENTITY_REASONS["memoryRows"].replace("'", "''") + "'"
@@ -321,7 +308,7 @@ def _ki_sql() -> str:
     identity_digests["ki_identity_key"] = "ki_id.key"
     run = _ki_struct_sql(
         external_id="ki_id.external_id_prefix || ki_ts_kebab",
-        run_digest="'sha256:' || sha256(" + ki.run_text_sql(slots) + ")",
+        run_digest="'sha256:' || sha256(" + ki_sql.run_text_sql(slots) + ")",
         operation_digest="ki_id.operation",
         **identity_digests,
     )
@@ -344,10 +331,10 @@ _KI_INPUTS_SQL = (
     + ", ".join(KI_RAW[c] for c in ki.IDENTITY_COLUMNS)
     + """])) as ki_id,
             """
-    + "{} as ki_ts, {} as ki_ts_kebab".format(*ki.csv_timestamp_sql(KI_RAW["timestamp"]))
+    + "{} as ki_ts, {} as ki_ts_kebab".format(*ki_sql.csv_timestamp_sql(KI_RAW["timestamp"]))
     + """,
             """
-    + ",\n            ".join(f"{ki.js_number_sql(KI_RAW[c])} as {n}" for n, c in _NUMBER_NAMES)
+    + ",\n            ".join(f"{ki_sql.js_number_sql(KI_RAW[c])} as {n}" for n, c in _NUMBER_NAMES)
     + """
         from parsed
     ),
@@ -355,7 +342,7 @@ _KI_INPUTS_SQL = (
         select *,
             """
     + ",\n            ".join(
-        f"{ki.js_round_sql(f'{n} * 1000000')} as {n.replace('ms', 'ns')}, {ki.js_value_text_sql(n)} as {n}_text"
+        f"{ki_sql.js_round_sql(f'{n} * 1000000')} as {n.replace('ms', 'ns')}, {ki_sql.js_value_text_sql(n)} as {n}_text"
         for n, _ in _NUMBER_NAMES
     )
     + """

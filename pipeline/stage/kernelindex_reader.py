@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from pipeline.common import duck
 from pipeline.common.files import atomic_path
 from pipeline.config import API_VERSION, MAX_JSON_DEPTH, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES
-from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, object_digest
 from pipeline.contracts.kernelindex import js_json_parse
 from pipeline.contracts.kernelindex import run_digest as ki_run_digest
@@ -26,6 +25,7 @@ from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
 from pipeline.contracts.rules import future_timestamp_clause, observed_at_text_sql, quantile_reason_clauses
 from pipeline.stage import driver
+from pipeline.stage import kernelindex_sql as ki_sql
 from pipeline.stage.distinct import DistinctMap
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
@@ -237,37 +237,37 @@ _NUMBERED_BUNDLES_SQL = (
     "select row_number() over () as record_no, line from json_lines"
 )
 # Lines -> one parse per line -> every field and the two objects' checks.
-# A run of the CSV's shape (`ki.RUN_SHAPE`), with strings SQL can take as they are (no escape in them or
-# in the line) and numbers it writes as ECMAScript does, is hashed in SQL (`ki.run_text_sql`); any other
+# A run of the CSV's shape (`ki_sql.RUN_SHAPE`), with strings SQL can take as they are (no escape in them or
+# in the line) and numbers it writes as ECMAScript does, is hashed in SQL (`ki_sql.run_text_sql`); any other
 # through `_run_digest`, in Python.
-_RUN_SLOTS = [*ki.RUN_STRING_SLOTS, *ki.RUN_NUMBER_SLOTS, *ki.RUN_ITEM_TEXTS]
-_RUN_SLOT_PATHS = [*ki.RUN_STRING_SLOTS.values(), *ki.RUN_NUMBER_SLOTS.values(), *ki.RUN_ITEM_TEXTS]
+_RUN_SLOTS = [*ki_sql.RUN_STRING_SLOTS, *ki_sql.RUN_NUMBER_SLOTS, *ki_sql.RUN_ITEM_TEXTS]
+_RUN_SLOT_PATHS = [*ki_sql.RUN_STRING_SLOTS.values(), *ki_sql.RUN_NUMBER_SLOTS.values(), *ki_sql.RUN_ITEM_TEXTS]
 
 
 def _run_slot(name: str) -> str:
     return f"run_slot[{_RUN_SLOTS.index(name) + 1}]"
 
 
-_RUN_NUMBERS_SQL = ", ".join(f"try_cast({_run_slot(n)}::varchar as double) as run_{n}" for n in ki.RUN_NUMBER_SLOTS)
-_RUN_TEXTS_SQL = ", ".join(f"{ki.js_value_text_sql(f'run_{n}')} as run_{n}_text" for n in ki.RUN_NUMBER_SLOTS)
+_RUN_NUMBERS_SQL = ", ".join(f"try_cast({_run_slot(n)}::varchar as double) as run_{n}" for n in ki_sql.RUN_NUMBER_SLOTS)
+_RUN_TEXTS_SQL = ", ".join(f"{ki_sql.js_value_text_sql(f'run_{n}')} as run_{n}_text" for n in ki_sql.RUN_NUMBER_SLOTS)
 
 
 def _run_digest_sql() -> str:
-    texts = " || ".join(f"run_{n}_text" for n in ki.RUN_NUMBER_SLOTS)
-    numbers = ki.run_sql_is_exact(*(f"run_{n}" for n in ("ms20", "ms50", "ms80", "ns20", "median", "ns80")), texts)
+    texts = " || ".join(f"run_{n}_text" for n in ki_sql.RUN_NUMBER_SLOTS)
+    numbers = ki_sql.run_sql_is_exact(*(f"run_{n}" for n in ("ms20", "ms50", "ms80", "ns20", "median", "ns80")), texts)
     strings = " and ".join(
-        f"""starts_with({_run_slot(n)}, '"') and not contains({_run_slot(n)}, '\\')""" for n in ki.RUN_STRING_SLOTS
+        f"""starts_with({_run_slot(n)}, '"') and not contains({_run_slot(n)}, '\\')""" for n in ki_sql.RUN_STRING_SLOTS
     )
     items = " and ".join(
-        f"{_run_slot(path)} = " + "'" + text.replace("'", "''") + "'" for path, text in ki.RUN_ITEM_TEXTS.items()
+        f"{_run_slot(path)} = " + "'" + text.replace("'", "''") + "'" for path, text in ki_sql.RUN_ITEM_TEXTS.items()
     )
     shape = (
         "run_keys = $run_shape and list_sort(run_top_keys) in $run_top_keys"
         " and json_array_length(run_text, '$.spec.measurements') = 2"
     )
-    slots = {n: _run_slot(n) for n in ki.RUN_STRING_SLOTS} | {n: f"run_{n}_text" for n in ki.RUN_NUMBER_SLOTS}
+    slots = {n: _run_slot(n) for n in ki_sql.RUN_STRING_SLOTS} | {n: f"run_{n}_text" for n in ki_sql.RUN_NUMBER_SLOTS}
     return f"""case when {shape} and {strings} and {items} and {numbers}
-                then 'sha256:' || sha256({ki.run_text_sql(slots)})
+                then 'sha256:' || sha256({ki_sql.run_text_sql(slots)})
                 else run_digest(run_text) end"""
 
 
@@ -410,9 +410,9 @@ def _parse(job: driver.Job) -> None:
             "api": API_VERSION,
             "run_kind": RUN_KIND,
             "run_slot_paths": _RUN_SLOT_PATHS,
-            "run_shape_paths": list(ki.RUN_SHAPE),
-            "run_shape": list(ki.RUN_SHAPE.values()),
-            "run_top_keys": [list(k) for k in ki.RUN_TOP_KEYS],
+            "run_shape_paths": list(ki_sql.RUN_SHAPE),
+            "run_shape": list(ki_sql.RUN_SHAPE.values()),
+            "run_top_keys": [list(k) for k in ki_sql.RUN_TOP_KEYS],
             "duplicate_marker": json.dumps(DUPLICATE_MARKER)[1:-1],
             **{f"{col}_re": regex for col, regex in RUN_PATTERNS.items()},
         },

@@ -47,7 +47,7 @@ select
     case when ki_duplicate then 'derived' else identity end as identity,
     case
         when ki_duplicate
-            then '{ki_duplicate_reason}'  -- contracts/kernelindex.py IDENTITY_REASONS
+            then '{ki_duplicate_reason}'  -- contracts/kernelindex/identity.py IDENTITY_REASONS
         else identity_reason
     end as identity_reason,
     operation_digest,

@@ -9,6 +9,20 @@ import math
 import pytest
 
 from pipeline.contracts import kernelindex as ki
+from pipeline.contracts.digests import canonical_json, object_digest
+from pipeline.contracts.kernelindex.ecmascript import js_number, js_number_to_string, js_round, ms_to_ns
+from pipeline.contracts.kernelindex.manifests import case_key
+from pipeline.contracts.kernelindex.run_text import (
+    CSV_RUN_CONSTANTS,
+    LATENCY,
+    MEASUREMENT_TEXT,
+    METRICS_TEXT,
+    RUN_TEXT,
+    json_string,
+    measurements_text,
+)
+from pipeline.contracts.kernelindex.shared import evaluate_axis_expression, kebab, to_utc_instant
+from pipeline.stage.kernelindex_sql import run_text_sql
 
 
 @pytest.mark.parametrize(
@@ -24,14 +38,14 @@ from pipeline.contracts import kernelindex as ki
     ],
 )
 def test_numbers_print_as_ecmascript(value, canonical):
-    assert ki.canonical_json(value) == canonical
-    assert ki.js_number_to_string(value) == canonical.decode()
+    assert canonical_json(value).encode() == canonical
+    assert js_number_to_string(value) == canonical.decode()
 
 
 def test_keys_sort_by_utf16_code_units():
     # U+1F600 is the surrogate pair D83D DE00, which sorts before U+FB01 in UTF-16 (not in code points).
     obj = {"\ufb01": 1, "\U0001f600": 2, "a": 3}
-    assert ki.canonical_json(obj) == '{"a":3,"\U0001f600":2,"\ufb01":1}'.encode()
+    assert canonical_json(obj).encode() == '{"a":3,"\U0001f600":2,"\ufb01":1}'.encode()
     assert json.dumps(obj, sort_keys=True, ensure_ascii=False).index("\ufb01") < json.dumps(
         obj, sort_keys=True, ensure_ascii=False
     ).index("\U0001f600")
@@ -43,13 +57,16 @@ def test_sample_workload_digest_needs_rfc8785_not_json_dumps():
         "axes": {"rows": 2048, "hidden": 1024},
         "scalars": {"eps": {"dtype": "fp32", "value": 1e-6}},
     }
-    canonical = ki.canonical_json({"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec})
+    canonical = canonical_json({"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec}).encode()
     assert b'"value":0.000001' in canonical
     dumped = json.dumps(
         {"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec}, sort_keys=True, separators=(",", ":")
     ).encode()
     assert dumped != canonical
-    assert ki.object_digest(ki.API_VERSION, "WorkloadCase", spec) == "sha256:" + hashlib.sha256(canonical).hexdigest()
+    assert (
+        object_digest({"apiVersion": ki.API_VERSION, "kind": "WorkloadCase", "spec": spec})
+        == "sha256:" + hashlib.sha256(canonical).hexdigest()
+    )
 
 
 @pytest.mark.parametrize(
@@ -67,7 +84,7 @@ def test_sample_workload_digest_needs_rfc8785_not_json_dumps():
     ],
 )
 def test_math_round_ties_go_up(x, js):
-    assert ki.js_round(x) == js
+    assert js_round(x) == js
 
 
 @pytest.mark.parametrize(
@@ -84,7 +101,7 @@ def test_math_round_ties_go_up(x, js):
 )
 def test_ms_to_ns_is_math_round(ms, ns):
     # values from node: Math.round(Number(ms) * 1000000); Python's round() gives 12, 2, 0, 123456, 2444 for five
-    assert ki.ms_to_ns(ki.js_number(ms)) == ns
+    assert ms_to_ns(js_number(ms)) == ns
 
 
 @pytest.mark.parametrize(
@@ -100,12 +117,12 @@ def test_ms_to_ns_is_math_round(ms, ns):
     ],
 )
 def test_js_number(text, value):
-    assert ki.js_number(text) == value
+    assert js_number(text) == value
 
 
 @pytest.mark.parametrize("text", ["1_0", "inf", "nan", "qwen3.5_9b", "1e", "0x", "--1", "\x1c1"])
 def test_js_number_nan(text):
-    assert math.isnan(ki.js_number(text))
+    assert math.isnan(js_number(text))
 
 
 def test_json_parse_numbers_are_doubles():
@@ -150,7 +167,7 @@ def test_axis_names_sort_like_locale_compare():
         "seq",
     ]
     binding = {"axes": dict.fromkeys(names, 1.0), "dtype": "fp32"}
-    assert ki.case_key(binding) == "-".join([f"{n}1" for n in expected] + ["fp32"])
+    assert case_key(binding) == "-".join([f"{n}1" for n in expected] + ["fp32"])
 
 
 @pytest.mark.parametrize(
@@ -164,26 +181,26 @@ def test_axis_names_sort_like_locale_compare():
     ],
 )
 def test_timestamps_are_utc_and_print_as_to_iso_string(text, iso):
-    assert ki.to_utc_instant(text) == iso
+    assert to_utc_instant(text) == iso
 
 
 def test_kebab():
-    assert ki.kebab("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
-    assert ki.kebab("--2026-04-07 21:27:38--") == "2026-04-07-21-27-38"
-    assert len(ki.kebab("a" * 150)) == 100
+    assert kebab("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+    assert kebab("--2026-04-07 21:27:38--") == "2026-04-07-21-27-38"
+    assert len(kebab("a" * 150)) == 100
 
 
 def test_axis_expressions():
-    assert ki.evaluate_axis_expression("hidden // q_heads", {"hidden": 4096, "q_heads": 32}) == 128
-    assert ki.evaluate_axis_expression("(seq + 1) * 2 % 7", {"seq": 3}) == 1
+    assert evaluate_axis_expression("hidden // q_heads", {"hidden": 4096, "q_heads": 32}) == 128
+    assert evaluate_axis_expression("(seq + 1) * 2 % 7", {"seq": 3}) == 1
     with pytest.raises(ValueError):
-        ki.evaluate_axis_expression("seq +", {"seq": 3})
+        evaluate_axis_expression("seq +", {"seq": 3})
 
 
 def _run_text_slots() -> dict[str, str]:
     strings = ("environment", "implementation", "observed", "protocol", "benchmark", "external_id", "workload")
     numbers = {"ns20": "1250", "ns80": "1500", "ms20": "0.00125", "ms50": "0.0013", "ms80": "0.0015", "median": "1300"}
-    return {s: ki.json_string(f"{s} 'value'") for s in strings} | numbers
+    return {s: json_string(f"{s} 'value'") for s in strings} | numbers
 
 
 def test_run_text_sql_writes_the_run_template_and_is_null_where_a_slot_is():
@@ -191,19 +208,19 @@ def test_run_text_sql_writes_the_run_template_and_is_null_where_a_slot_is():
 
     texts = _run_text_slots()
     sql_slots = {name: "'" + text.replace("'", "''") + "'" for name, text in texts.items()}
-    expected = ki.RUN_TEXT.format(
-        **ki.CSV_RUN_CONSTANTS,
+    expected = RUN_TEXT.format(
+        **CSV_RUN_CONSTANTS,
         **{k: texts[k] for k in ("environment", "implementation", "observed", "protocol", "benchmark")},
         **{k: texts[k] for k in ("external_id", "workload", "median")},
-        metrics=ki.METRICS_TEXT.format(**texts),
-        measurements=ki.measurements_text(
+        metrics=METRICS_TEXT.format(**texts),
+        measurements=measurements_text(
             [
-                ki.MEASUREMENT_TEXT.format(**ki.LATENCY, statistic=ki.json_string(stat), value=texts[value])
+                MEASUREMENT_TEXT.format(**LATENCY, statistic=json_string(stat), value=texts[value])
                 for stat, value in (("p20", "ns20"), ("p80", "ns80"))
             ]
         ),
     )
     con = duckdb.connect()
-    assert con.execute(f"select {ki.run_text_sql(sql_slots)}").fetchone()[0] == expected
+    assert con.execute(f"select {run_text_sql(sql_slots)}").fetchone()[0] == expected
     for slot in ("workload", "ns80"):  # a NULL slot makes no text, as `||` would
-        assert con.execute(f"select {ki.run_text_sql(sql_slots | {slot: 'null::varchar'})}").fetchone()[0] is None
+        assert con.execute(f"select {run_text_sql(sql_slots | {slot: 'null::varchar'})}").fetchone()[0] is None

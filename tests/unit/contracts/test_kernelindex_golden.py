@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.contracts import kernelindex as ki
+from pipeline.contracts.kernelindex.run import run_manifest
 from tests.fixtures.shared_data import shared_data
 
 DIGEST_FIELDS = (
@@ -93,7 +94,7 @@ def test_the_warehouse_fast_run_digest_is_the_reference_one_on_every_row(folder,
         identity = ki.resolve_identity(*(row[c] for c in ki.IDENTITY_COLUMNS))
         if row["metric_name"] != "speed" or isinstance(identity, ki.Skip):
             continue
-        run, external_id = ki.run_manifest(row, identity, with_metadata=False)
+        run, external_id = run_manifest(row, identity, with_metadata=False)
         names = ("kernel_operation_mode", "kernel_provider", "gpu_name", "timestamp", "y_value_20", "y_value_50")
         fast = ki.row_run_digest(identity, *(row[n] for n in names), row["y_value_80"])
         assert fast == (external_id, ki.run_digest(run)), row
