@@ -192,7 +192,7 @@ def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
 
 def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:
     """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
-    which sql/views read beside the tables; returns the versions."""
+    which sql/analyze reads beside the tables; returns the versions."""
     write_settings_table(con, settings)
     versions = sorted(
         r[0]
@@ -271,7 +271,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         use_internal_schema(con)
         create_run_log_view(con, wh, published)
         # A copy of a build with the same SQL already has its views: views bind by name, so they read
-        # the new delta_* views and tables (re-creating ~150 views took 0.4 s of an incremental run).
+        # the new delta_* views and tables: re-creating every view would rewrite the catalog on every run.
         keep_views = bool(old) and not full
         versions = create_table_views(con, wh.snapshot_files(published), settings, keep_views)
         if versions != old.get("versions") or snapshots_moved(con):
@@ -333,7 +333,7 @@ MOVED_SOURCE_SIGHTINGS = " or (source_path, content_sha256) in (select (source_p
 
 def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq: int) -> str:
     """Keep fact_provenance as a table: every read of fact_measurement joins it, and aggregating
-    every sighting per query would cost seconds at 10 M facts. Only measurements with a new sighting
+    every sighting per query costs more than the facts. Only measurements with a new sighting
     (run_seq > since_seq), or carried by a source whose in_upstream_head flipped (the previous
     upstream HEAD snapshot, when a new commit lands), are recomputed. Leaves the temp tables
     `reattributed_digest` (earlier facts a new sighting gave another gh-pages run, `snapshot`) and
@@ -351,7 +351,7 @@ def materialize_provenance(con: duckdb.DuckDBPyConnection, full: bool, since_seq
             select source_path, content_sha256 from provenance_source_flags p join delta_source s
             using (source_path, content_sha256) where p.in_upstream_head is distinct from s.in_upstream_head""")
         # By run_seq alone when no source moved: the sighting files' statistics then skip every earlier
-        # file (0.6 s -> 0 at 10 M); an OR beside the filter keeps DuckDB from pruning.
+        # file; an OR beside the filter keeps DuckDB from pruning.
         moved = duck.scalar(con, "select count(*) from moved_source")
         con.execute(TOUCHED_DIGEST + (MOVED_SOURCE_SIGHTINGS if moved else ""), {"s": since_seq})
         # Narrowed at the bottom: a filter on top of the view would aggregate every sighting first.

@@ -1,6 +1,6 @@
 """Thresholds for regression verdicts, stored as the one-row table ``regression_settings``.
 
-The SQL views (``sql/views/2*_*.sql``, ``3*_*.sql``) read every threshold from
+The analysis models (``sql/analyze/*.sql``) read every threshold from
 that table, so changing a default here (or in the Dagster run config of the
 DuckDB build asset) changes the verdicts without touching SQL.
 

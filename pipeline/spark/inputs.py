@@ -2,7 +2,7 @@
 
 Spark reads the Delta tables of one published warehouse state from their snapshot's file lists
 (the Delta log's `add` actions, as the DuckDB views do), registered as `delta_<table>`; the same
-sql/tables files then build the readers' tables (fact_measurement with its provenance, ...). In
+sql/serve models then build the readers' tables (fact_measurement with its provenance, ...). In
 production, delta-spark can read the tables directly (docs/spark.md).
 """
 
