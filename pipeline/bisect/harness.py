@@ -26,6 +26,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__:
+    from .harness_shim import same_config
+else:  # imported by runner.py as a script: its folder is on sys.path
+    from harness_shim import same_config
+
 NOT_RECORDED = "not recorded"
 CSV_NAME = "all_benchmark_data.csv"
 SHIM = Path(__file__).resolve().parent / "harness_shim.py"
@@ -171,7 +176,7 @@ def sweep_value(csv_path: Path, sweep: dict[str, str | None]) -> tuple[float | N
             continue
         if row.get("metric_name") != sweep["metric"] or row.get("kernel_operation_mode") != sweep["pass"]:
             continue
-        if sweep.get("config") and row.get("extra_benchmark_config_str") != sweep["config"]:
+        if sweep.get("config") and not same_config(sweep["config"], row.get("extra_benchmark_config_str")):
             continue
         try:
             p50 = float(row.get("y_value_50") or "nan")

@@ -31,10 +31,10 @@ MAX_RUNS = 8  # per side, the cap on added runs (docs/bisect.md: why 8)
 class BisectOptions(BaseModel):
     """`make bisect` variables and the Dagster job's run config: one set of options."""
 
-    kernel: str = Field(description="KERNEL: the benchmark's kernel_name (benchmark/scripts/benchmark_<kernel>.py)")
+    kernel: str = Field("", description="KERNEL: the benchmark's kernel_name (benchmark/scripts/benchmark_<kernel>.py)")
     from_rev: str = Field("", description="FROM: the good end (any git revision)")
     to_rev: str = Field("", description="TO: the bad end (any git revision)")
-    alert: str = Field("", description="ALERT: an alert id (hook: alerts are not on this branch yet)")
+    alert: str = Field("", description="ALERT: an alert id; its range and worst flagged sweep (of KERNEL if given)")
     pass_: str = Field("full", alias="pass", description="PASS: kernel_operation_mode of the judged sweep")
     metric: str = Field("speed", description="METRIC: speed or memory")
     config: str = Field("", description="CONFIG: extra_benchmark_config_str of the judged sweep (blank: every config)")
@@ -157,10 +157,56 @@ def _subject(git_dir: Path, sha: str) -> str:
     return git.run(git_dir, "log", "-1", "--format=%s", sha).stdout.decode(errors="replace").strip()
 
 
+_ALERT_MEMBERS = {  # an alert's flagged rows: the commit axis and the version axis
+    "commit": ("commit_regressions", "ratio"),
+    "version": ("sweep_regressions", "geomean_ratio"),
+}
+
+
 def plan_from_alert(repo: Path, opts: BisectOptions, duckdb_path: Path | None) -> dict:
-    """The ALERT= hook: an alert names a sweep (kernel, pass, metric, config, GPU) and a commit range;
-    once alerts exist this reads them and calls ``make_plan`` with that range. Not on this branch."""
-    raise PlanError(f"ALERT={opts.alert}: alerts are not built on this branch yet; give KERNEL=, FROM= and TO=")
+    """ALERT=<id>: the alert's range and its worst flagged sweep (of KERNEL when given) become the plan's
+    FROM, TO, kernel, pass, metric and config; the plan names the alert, so its result sits beside it."""
+    from pipeline.config import duckdb_path as default_path
+
+    path = duckdb_path or default_path()
+    if not path.is_file():
+        raise PlanError(f"ALERT={opts.alert}: no warehouse at {path} (run `make run` first)")
+    import duckdb
+
+    with duckdb.connect(str(path), read_only=True) as con:
+        alert = con.execute(
+            "select axis, from_commit, to_commit, gpu_name, status, cause from alerts where alert_id = ?",
+            [opts.alert],
+        ).fetchone()
+        if alert is None:
+            raise PlanError(f"ALERT={opts.alert}: no such alert in {path.name} (`make sql Q='from alerts'` lists them)")
+        axis, from_rev, to_rev, gpu, status, cause = alert
+        table, ratio = _ALERT_MEMBERS.get(axis, _ALERT_MEMBERS["commit"])
+        member = con.execute(
+            f"""select kernel_name, kernel_operation_mode, metric_name, extra_config from {table}
+            where alert_id = ? and (? = '' or kernel_name = ?)
+            order by abs(ln({ratio})) desc nulls last, kernel_name, kernel_operation_mode, extra_config limit 1""",
+            [opts.alert, opts.kernel, opts.kernel],
+        ).fetchone()
+    if member is None:
+        raise PlanError(f"ALERT={opts.alert}: no flagged sweep of kernel {opts.kernel!r} in this alert")
+    git_dir = git.open_repo(repo)
+    if axis == "version":
+        from_rev, to_rev = _release_rev(git_dir, from_rev), _release_rev(git_dir, to_rev)
+    kernel, pass_, metric, config = member
+    update = {"kernel": kernel, "pass_": pass_, "metric": metric, "config": opts.config or config or ""}
+    update |= {"alert": "", "from_rev": from_rev, "to_rev": to_rev}
+    plan = make_plan(repo, opts.model_copy(update=update), duckdb_path)
+    plan["alert"] = {"alert_id": opts.alert, "gpu_name": gpu, "status": status, "cause": cause}
+    return plan
+
+
+def _release_rev(git_dir: Path, version: str) -> str:
+    """A version alert's end as a revision of the clone: its release tag (v0.6.4 or 0.6.4)."""
+    for rev in (f"v{version}", version):
+        if git.run(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode == 0:
+            return rev
+    raise PlanError(f"release {version} has no tag v{version} or {version} in the clone")
 
 
 def write_plan(plan: dict, path: Path) -> Path:

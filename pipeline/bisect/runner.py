@@ -250,7 +250,7 @@ def _finish(b: Bisect, result: dict, threshold: float, source: str, c: judge.Com
         skipped=b.skipped, threshold=threshold, threshold_source=source,
         runs_per_side=int(plan["runs"]), max_runs=int(plan["max_runs"]), alpha=judge.ALPHA,
         samples=dict(b.samples), runs=b.runs, steps=b.steps, notes=b.notes,
-        environment=b.environment,
+        environment=b.environment, alert=plan.get("alert"),
     )  # fmt: skip
     (b.out / "result.json").write_text(json.dumps(result, indent=2) + "\n")
     (b.out / "result.md").write_text(result_md.render(result, plan))

@@ -25,7 +25,7 @@ def _flag(text: str | None) -> bool:
 
 def options(ns: argparse.Namespace) -> BisectOptions:
     return BisectOptions(
-        kernel=ns.kernel, from_rev=ns.from_rev or "", to_rev=ns.to_rev or "", alert=ns.alert or "",
+        kernel=ns.kernel or "", from_rev=ns.from_rev or "", to_rev=ns.to_rev or "", alert=ns.alert or "",
         **{"pass": ns.pass_ or "full"}, metric=ns.metric or "speed", config=ns.config or "",
         providers=ns.providers or "", runs=int(ns.runs or 3), max_runs=int(ns.max_runs or 8),
         confirm=_flag(ns.confirm), threshold=float(ns.threshold) if ns.threshold else None,

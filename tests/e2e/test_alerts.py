@@ -19,6 +19,8 @@ import dagster as dg
 import duckdb
 import pytest
 
+from pipeline.analyze.site import render_site
+from pipeline.bisect.plan import BisectOptions, PlanError, make_plan
 from pipeline.cli.ack import acknowledge
 from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.alert_state import read_state
@@ -250,3 +252,60 @@ def test_lifecycle_messages_once_per_state_change_retry_and_ack_survives_rebuild
         md = (wh / "alerts" / f"{opened[0]}.md").read_text()
         assert "\\<b\\>GPU\\</b\\>" in md and "<b>" not in md  # a note is text, never markup
     assert json.loads(json.dumps(state[opened[0]]["status"])) == "recovered"
+
+
+def test_a_bisect_planned_from_an_alert_takes_its_range_worst_sweep_and_suspects(suspects_wh):
+    """`make bisect ALERT=<id>`: the plan's ends are the alert's, its sweep the alert's worst flagged one
+    (or KERNEL's), and its candidates the alert's suspects for that kernel (one touches_kernel rule)."""
+    clone, wh = suspects_wh
+    with _open(wh) as con:
+        alert_id, frm, to = con.execute(
+            "select alert_id, from_commit, to_commit from alerts where kind = 'step'"
+        ).fetchone()
+        worst = con.execute(
+            "select kernel_name, kernel_operation_mode, metric_name from commit_regressions where alert_id = $a "
+            "order by abs(ln(ratio)) desc limit 1",
+            {"a": alert_id},
+        ).fetchone()
+    plan = make_plan(clone.path, BisectOptions(alert=alert_id), wh / "liger.duckdb")
+    assert plan["from"]["sha"].startswith(frm) and plan["to"]["sha"].startswith(to)
+    assert (plan["kernel"], plan["pass"], plan["metric"]) == worst
+    assert plan["alert"]["alert_id"] == alert_id
+    c = clone.commits
+    by_kernel = {"rms_norm": [c["a4"]], "geglu": [c["a3"]]}
+    for kernel, suspects in by_kernel.items():
+        planned = make_plan(clone.path, BisectOptions(alert=alert_id, kernel=kernel), wh / "liger.duckdb")
+        assert planned["kernel"] == kernel
+        assert [x["sha"] for x in planned["candidates"]] == suspects
+    with pytest.raises(PlanError, match="no such alert"):
+        make_plan(clone.path, BisectOptions(alert="A-000000000000"), wh / "liger.duckdb")
+
+
+def test_the_alerts_page_shows_a_bisect_result_beside_its_alert_as_text(suspects_wh, tmp_path):
+    """A result planned from an alert, and one run over its range for one of its kernels, sit in that
+    alert's section of alerts.html; a subject holding markup shows as text."""
+    clone, wh = suspects_wh
+    local = tmp_path / "wh"
+    shutil.copytree(wh, local)
+    with _open(local) as con:
+        alert_id, frm, to = con.execute(
+            "select alert_id, from_commit, to_commit from alerts where kind = 'step'"
+        ).fetchone()
+    c = clone.commits
+    results = {
+        "20260101T000000Z-a": {"alert": {"alert_id": alert_id}, "culprit": c["a4"], "culprit_subject": "<b>tiling</b>"},
+        "20260101T000000Z-b": {"alert": None, "culprit": None, "culprit_subject": None},
+    }
+    for folder, extra in results.items():
+        (local / "bisect" / folder).mkdir(parents=True)
+        body = {"outcome": "culprit" if extra["culprit"] else "not_reproduced", "kernel": "rms_norm",
+                "pass": "full", "metric": "speed", "from_commit": c["a1"], "to_commit": c["a6"],
+                "harness_runs": 9, "gpu": "NVIDIA H200", "ratio": {"to_over_from": 1.5}, **extra}  # fmt: skip
+        (local / "bisect" / folder / "result.json").write_text(json.dumps(body))
+    (local / "bisect" / "broken").mkdir()
+    (local / "bisect" / "broken" / "result.json").write_text("{not json")
+    page = render_site(local / "liger.duckdb")["alerts.html"].decode()
+    section = page[page.index(f"id='{alert_id}'") :]
+    section = section[: section.index("</section>")]
+    assert section.count("<li>bisect:") == 2 and "../bisect/20260101T000000Z-a/result.md" in section
+    assert f"culprit <code>{c['a4'][:12]}</code> &lt;b&gt;tiling&lt;/b&gt;" in section and "<b>tiling" not in page

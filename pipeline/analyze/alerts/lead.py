@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 ALERTS_SQL = """
 select alert_id, status, line, axis, gpu_name, direction, kind, cause, sweeps, pairs, from_order, to_order,
-       from_label, to_label
+       from_label, to_label, kernel_names
 from alerts
 order by case axis when 'commit' then 0 else 1 end, to_order desc, from_order desc, worst_ratio desc, alert_id
 limit $n

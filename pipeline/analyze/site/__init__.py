@@ -35,6 +35,7 @@ from pipeline.common.duck import open_readonly
 from pipeline.config import duckdb_path, warehouse_dir
 
 from .alerts_page import ALERTS_PAGE, alerts_html, index_lead_html
+from .bisect_results import read_results
 from .pages import PLOTLY_FILE, _head, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
@@ -78,7 +79,8 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
         data = build_payload(con)
         coverage = coverage_by_version(con)
         # alerts lead: a page of their own and the first lines of index.html
-        alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE)
+        bisects = read_results(None if remote_root else Path(duckdb_path).parent / "bisect")
+        alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE, bisects)
         alerts_lead = index_lead_html(con)
     by_version = {c.version: c for c in coverage}
     newest = next((c for c in coverage if c.version is not None), None)

@@ -12,6 +12,7 @@ from html import escape
 
 from pipeline.analyze.alerts.lead import Lead, read_leads, sweep_text
 
+from .bisect_results import result_line, results_of
 from .payload import SWEEP_KEY, SiteData, payload_json
 
 ALERTS_PAGE = "alerts.html"
@@ -98,8 +99,15 @@ def _sweep_items(ids: dict, lead: Lead) -> str:
     return "".join(items)
 
 
-def alerts_html(con, data: SiteData, head: str, plotly_file: str) -> str:
-    """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure."""
+def _bisects(lead: Lead, bisect_results: list[dict]) -> str:
+    kernels = set(lead.alert.get("kernel_names") or ()) | {m["kernel_name"] for m in lead.sweeps}
+    lines = [result_line(r) for r in results_of(lead.alert, kernels, bisect_results)]
+    return f"<ul class='bisects'>{''.join(lines)}</ul>" if lines else ""
+
+
+def alerts_html(con, data: SiteData, head: str, plotly_file: str, bisect_results: list[dict] = ()) -> str:
+    """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure and the
+    bisect results that answer it."""
     leads, total, open_ = read_leads(con, ALERTS_SHOWN, SWEEPS_PLOTTED)
     ids = _sweep_ids(data)
     figures, parts = {}, []
@@ -112,6 +120,7 @@ def alerts_html(con, data: SiteData, head: str, plotly_file: str) -> str:
             f"<section class='alert' id='{_e(a['alert_id'])}'><h3><span class='badge status'>{_e(a['status'])}</span> "
             f"<code>{_e(a['alert_id'])}</code></h3><p>{_e(a['line'])}</p>"
             + (f"<div class='alert-plot' id='plot-{_e(a['alert_id'])}'></div>" if figure else "")
+            + _bisects(lead, bisect_results)
             + f"<ul>{_sweep_items(ids, lead)}</ul></section>"
         )
     return "".join(
