@@ -90,22 +90,26 @@ ALLOWED_INTERPOLATIONS = {
     # `listed`: the Delta table's own part-file paths, each quoted with its quotes doubled (_literal).
     "pipeline/serve/duckdb_build.py": {
         "INTERNAL_SCHEMA",
-        "model.sql",  # a view's definition: one of our own sql/ files
         "name",
         "listed",
         "table",
         "cols",
         "STATE_TABLE",
-        "definition",
-        "vf.name",
         "int(published.seq)",
         "SNAPSHOTS_BUILT",
-        # keyed refresh: the key's columns and source view come from our own MODEL headers, the
-        # rest are the build's own temp table names and the join text built from those columns
+        "MOVED_SOURCE_SIGHTINGS if moved else ''",
+    },
+    # the model engine: model names and bodies are our own sql/ files; a keyed refresh's columns and
+    # source view come from our own MODEL headers, the rest are the build's own temp table names
+    "pipeline/engine/run.py": {"name", "sql", "model.name", "relation"},
+    "pipeline/engine/incremental.py": {
+        "model.name",
+        "table",
+        "definition",
+        "name",
+        "source",
         "', '.join(key)",
         "', '.join(fact_key)",
-        "source",
-        "dep",  # a model keyed on the same source (its name from our own MODEL headers)
         "quoted",
         "t.keys",
         "finer.keys",
@@ -118,12 +122,15 @@ ALLOWED_INTERPOLATIONS = {
         # the new facts and touched digests: run_seq as an int, the build's own temp tables
         "new",
         "NO_NEW_PROVENANCE",
-        "MOVED_SOURCE_SIGHTINGS if moved else ''",
         # a merged refresh: the key's columns from the MODEL header, the aggregates of its
         # `when_matched` (our own SQL in that header) over the model's own column names
         "_on(key, quoted)",
         "', '.join(grain + merged)",
     },
+    # the alerts view: our own sql/alerts/alerts.sql
+    "pipeline/serve/alert_state.py": {"model.name", "model.sql"},
+    # an alert's member table and ratio column: the module's own constants (_ALERT_MEMBERS)
+    "pipeline/bisect/plan.py": {"table", "ratio"},
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/analyze/report/write.py": {
         "', '.join(_SWEEP_KEYS)",
@@ -154,9 +161,6 @@ ALLOWED_INTERPOLATIONS = {
     # `compare` re-runs our own models under their own names; the GPU is a bound parameter.
     "pipeline/analyze/compare.py": {
         "where_gpu",
-        "model.name",
-        "given[model.name]",
-        "model.sql",
         "query",
         "table",
         "cols",
