@@ -12,7 +12,6 @@ class Reason(StrEnum):
     HEADER_TOO_WIDE = "header_too_wide"
     FILE_TOO_LARGE = "file_too_large"
     DUPLICATE_COLUMN = "duplicate_column"  # a column the reader reads is named twice in the header
-    CR_LINE_ENDINGS = "cr_line_endings"  # lines end in a bare CR (classic Mac): not read, never half-read
     # CSV structure (per line)
     UNREADABLE_BYTES = "unreadable_bytes"  # not UTF-8
     SHORT_ROW = "short_row"

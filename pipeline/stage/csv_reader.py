@@ -98,19 +98,20 @@ STAGED_SCHEMA = pa.schema(
 
 
 def _guard(path: Path) -> driver.Guard:
-    """First line only, bounded: a 10^6-column or 1 GB header never reaches the CSV engine."""
+    """First line only, bounded: a 10^6-column or 1 GB header never reaches the CSV engine. The line
+    ends at LF, CRLF or a lone CR (stage/line_endings.py)."""
     with path.open("rb") as fh:
         first = fh.readline(MAX_LINE_BYTES + 1)
     if not first.strip():
         return driver.Guard(empty=True)  # empty file: nothing to read, not an error
-    if len(first) > MAX_LINE_BYTES:
+    ends = [i for i in (first.find(b"\r"), first.find(b"\n")) if i >= 0]
+    first = first[: min(ends, default=len(first))]
+    if len(first) >= MAX_LINE_BYTES:
         return driver.Guard(refused=(Reason.LINE_TOO_LONG, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
         return driver.Guard(refused=(Reason.UNREADABLE_BYTES, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
-    if "\r" in text.rstrip("\r\n"):  # bare CR line endings: the whole file reads as one line
-        return driver.Guard(refused=(Reason.CR_LINE_ENDINGS, text[:RAW_PREVIEW_CHARS]))
     if text.count(",") + 1 > MAX_COLUMNS:
         return driver.Guard(refused=(Reason.HEADER_TOO_WIDE, text[:RAW_PREVIEW_CHARS]))
     try:

@@ -31,6 +31,7 @@ from pipeline.common import duck
 from pipeline.common.files import atomic_path, publish
 from pipeline.config import reader_memory
 from pipeline.contracts.reasons import Reason
+from pipeline.stage import line_endings
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS, Oversize, line_numbers, scan_oversize_lines, write_without
 
 Reject = tuple[str, str, str]  # (location, reason, raw text)
@@ -96,6 +97,22 @@ def stage(reader: Reader, path: Path, dest: Path, *, db: duckdb.DuckDBPyConnecti
     if guard.empty:
         write_rows_only(dest, reader.schema, [])
         return
+    try:
+        _stage_lines(reader, path, dest, guard, db)
+    except duckdb.InvalidInputException:
+        # DuckDB's strict reader refuses a file whose line endings mix: read it from a copy in LF
+        # (line_endings.py); any other refusal stands
+        if guard.scan is None or not line_endings.mixed(path):
+            raise
+        normalized = atomic_path(dest).with_suffix(".eol")
+        try:
+            line_endings.write_normalized(path, normalized)
+            _stage_lines(reader, normalized, dest, guard, db)
+        finally:
+            normalized.unlink(missing_ok=True)
+
+
+def _stage_lines(reader: Reader, path: Path, dest: Path, guard: Guard, db: duckdb.DuckDBPyConnection | None) -> None:
     # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
     # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).
     oversize = guard.scan.oversize(path) if guard.scan is not None else []

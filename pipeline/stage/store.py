@@ -177,7 +177,7 @@ class StagingStore:
         """Remove write-aside files of staging runs that were killed, once clearly stale
         (staging runs outside the run lock, so a fresh one may belong to a live run)."""
         stale_before, removed = time.time() - STALE_S, 0
-        for pattern in (".*.tmp", ".*.src"):
+        for pattern in (".*.tmp", ".*.src", ".*.eol"):
             for leftover in self.root.glob(f"*/{pattern}"):
                 try:
                     if leftover.stat().st_mtime < stale_before:
