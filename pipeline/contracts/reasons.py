@@ -7,7 +7,7 @@ RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line m
 
 class Reason(StrEnum):
     # whole file
-    UNREADABLE_FILE = "unreadable_file"  # I/O error, or not a regular file
+    UNREADABLE_FILE = "unreadable_file"  # refused whole by the parser, or not a regular file (a loop, a FIFO)
     MISSING_REQUIRED_COLUMN = "missing_required_column"
     HEADER_TOO_WIDE = "header_too_wide"
     FILE_TOO_LARGE = "file_too_large"
