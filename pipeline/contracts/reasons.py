@@ -28,6 +28,8 @@ class Reason(StrEnum):
     FUTURE_TIMESTAMP = "future_timestamp"  # more than a day after the wall clock when staged
     AFTER_FILE_COMMIT = "after_file_commit"  # more than a day after the commit that holds the file
     UNKNOWN_UNIT = "unknown_unit"  # metric_unit outside contracts/rules.py UNITS
+    NUL_CHARACTER = "nul_character"  # a name or version holds U+0000 (C strings and PostgreSQL end text there)
+    BAD_VERSION = "bad_version"  # liger_version is not a PEP 440 version: it could be ordered nowhere
     # kernelindex bundles (per record)
     TRUNCATED_JSON = "truncated_json"
     NOT_AN_OBJECT = "not_an_object"

@@ -23,15 +23,17 @@ from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, measurement_digest_sql
 from pipeline.contracts.reasons import DUCKDB_REJECT_REASON, Reason
 from pipeline.contracts.rules import (
+    bad_version_clause,
     convert_sql,
     future_timestamp_clause,
+    nul_character_clause,
     observed_at_text_sql,
     quantile_reason_clauses,
     unit_sql,
 )
 from pipeline.stage import driver
 from pipeline.stage import kernelindex_sql as ki_sql
-from pipeline.stage.distinct import DistinctMap
+from pipeline.stage.distinct import DistinctMap, register_is_version
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 # Upstream's header (ki.CSV_COLUMNS, the one list of it); unlike KernelIndex, the reader takes a file without x_label.
@@ -166,6 +168,7 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         type="arrow",
         null_handling="special",
     )
+    register_is_version(con)
     con.create_function(
         "ki_map", _ki_udf, ["VARCHAR"] * (len(KI_INPUTS) + 1), KI_STRUCT_SQL, type="arrow", null_handling="special"
     )
@@ -425,11 +428,14 @@ def _line_values_sql(header: list[str], columns: dict[str, str], kept: str) -> s
     empty = " or ".join(
         f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null" for c in NON_EMPTY
     )
+    names = [_q(c + "__trimmed") for c in TRIMMED] + (["x_label"] if "x_label" in columns else [])
     return f"""
         judged as (
             select *,
                 case
+                    {nul_character_clause(names)}
                     when {empty} then '{Reason.EMPTY_FIELD}'
+                    {bad_version_clause("is_version(liger_version__trimmed)")}
                     when metric_unit__stored is null then '{Reason.UNKNOWN_UNIT}'
                     {quantile_reason_clauses("v20", "v50", "v80")}
                     when ts is null then '{Reason.BAD_TIMESTAMP}'
