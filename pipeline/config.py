@@ -183,7 +183,7 @@ def object_store() -> ObjectStore:
 
 # Shorthands for the settings most modules need.
 def data_raw_dir() -> Path:
-    return load().data_raw.resolve()
+    return Path(os.path.realpath(load().data_raw))  # a symlink loop reaches discovery, which names it
 
 
 def warehouse_uri() -> str:

@@ -37,14 +37,17 @@ def _code_version() -> str:
 
 def _state(settings: Settings, previous: dict) -> dict:
     from pipeline.ingest.fingerprint import Fingerprint, scan_data_raw
-    from pipeline.ingest.git import open_repo, refs_state
+    from pipeline.ingest.git import GitError, open_repo, refs_state
     from pipeline.store.warehouse import Warehouse
 
     prev = Fingerprint.from_cursor(previous.get("inputs"))
     inputs = Fingerprint(files=scan_data_raw(settings.data_raw.resolve(), prev))
     if settings.git_repo_dir is not None:
         inputs.git_repo = str(settings.git_repo_dir.resolve())
-        inputs.git_head = hashlib.sha256(refs_state(open_repo(settings.git_repo_dir)).encode()).hexdigest()
+        try:
+            inputs.git_head = hashlib.sha256(refs_state(open_repo(settings.git_repo_dir)).encode()).hexdigest()
+        except GitError:  # unknown: the job runs, and its ingest step refuses the clone by name
+            inputs.git_head = None
     published = Warehouse(settings.warehouse, settings.local).published()
     return {
         "inputs": inputs.to_cursor(),

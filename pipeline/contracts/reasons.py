@@ -7,12 +7,11 @@ RAW_PREVIEW_CHARS = 4096  # raw text kept in quarantine is capped: a 1 GB line m
 
 class Reason(StrEnum):
     # whole file
-    UNREADABLE_FILE = "unreadable_file"  # I/O error, or not a regular file
+    UNREADABLE_FILE = "unreadable_file"  # refused whole by the parser, or not a regular file (a loop, a FIFO)
     MISSING_REQUIRED_COLUMN = "missing_required_column"
     HEADER_TOO_WIDE = "header_too_wide"
     FILE_TOO_LARGE = "file_too_large"
     DUPLICATE_COLUMN = "duplicate_column"  # a column the reader reads is named twice in the header
-    CR_LINE_ENDINGS = "cr_line_endings"  # lines end in a bare CR (classic Mac): not read, never half-read
     # CSV structure (per line)
     UNREADABLE_BYTES = "unreadable_bytes"  # not UTF-8
     SHORT_ROW = "short_row"
@@ -29,6 +28,8 @@ class Reason(StrEnum):
     FUTURE_TIMESTAMP = "future_timestamp"  # more than a day after the wall clock when staged
     AFTER_FILE_COMMIT = "after_file_commit"  # more than a day after the commit that holds the file
     UNKNOWN_UNIT = "unknown_unit"  # metric_unit outside contracts/rules.py UNITS
+    NUL_CHARACTER = "nul_character"  # a name or version holds U+0000 (C strings and PostgreSQL end text there)
+    BAD_VERSION = "bad_version"  # liger_version is not a PEP 440 version: it could be ordered nowhere
     # kernelindex bundles (per record)
     TRUNCATED_JSON = "truncated_json"
     NOT_AN_OBJECT = "not_an_object"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from packaging.version import InvalidVersion, Version
+
 from pipeline.contracts.reasons import Reason
 
 # -- quantiles -------------------------------------------------------------------------------------
@@ -29,6 +31,36 @@ QUANTILE_REASON_MACRO = (
     f"create or replace temp macro quantile_reason(p20, p50, p80) as "
     f"case {quantile_reason_clauses('p20', 'p50', 'p80')} end"
 )
+
+
+# -- names and versions ----------------------------------------------------------------------------------
+def nul_character_clause(columns: Iterable[str]) -> str:
+    """`when ... then 'nul_character'`: a NUL (U+0000) in any of ``columns`` (SQL expressions; NULL is
+    empty). C strings, PostgreSQL and most tools end the text there, so the name shown is not the name kept."""
+    return f"when contains(concat({', '.join(columns)}), chr(0)) then '{Reason.NUL_CHARACTER}'"
+
+
+def parse_version(text: str | None) -> Version | None:
+    """The PEP 440 version ``text`` spells (surrounding whitespace aside), or None: versions order by
+    PEP 440 only (serve/versions.py ranks them), so text that is not one could be ordered nowhere."""
+    stripped = (text or "").strip()
+    if not stripped:
+        return None
+    try:
+        return Version(stripped)
+    except InvalidVersion:
+        return None
+
+
+def is_version(text: str) -> bool:
+    return parse_version(text) is not None
+
+
+def bad_version_clause(is_valid: str) -> str:
+    """`when ... then 'bad_version'`: ``is_valid`` is SQL for `is_version` of the row's version (NULL
+    for a missing one, which this clause leaves to the others)."""
+    return f"when not {is_valid} then '{Reason.BAD_VERSION}'"
+
 
 # -- units ---------------------------------------------------------------------------------------------
 # Every metric_unit a CSV may carry -> (the unit it is stored in, the factor to it). Only exact

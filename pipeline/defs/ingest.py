@@ -23,6 +23,7 @@ from pipeline.ingest.commits import reference_tables
 from pipeline.ingest.discovery import DataRootError, discover_all, drop_duplicate_snapshots
 from pipeline.ingest.git_history import GitHistoryError
 from pipeline.ingest.partitions import by_partition
+from pipeline.stage.store import ReadersFailed
 
 source_partitions = dg.DynamicPartitionsDefinition(name="liger_source")
 STAGED_CONTENT_SCHEMA = STAGED_CONTENT.schema
@@ -58,6 +59,14 @@ def _discover(context, warehouse: WarehouseResource, with_git: bool = True):
         ) from exc
 
 
+def _stage(staging, sources: list[SourceFile]) -> dict:
+    """Stage ``sources``; a reader failure (memory, I/O) fails the step by name, before any commit."""
+    try:
+        return staging.stage(sources)
+    except ReadersFailed as exc:
+        raise dg.Failure(description=str(exc)) from exc
+
+
 @dg.asset(group_name="ingest", kinds={"python", "duckdb", "parquet", "deltalake"}, partitions_def=source_partitions)
 def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """One data_raw file or one upstream commit's CSV snapshots, staged into the content-addressed
@@ -70,7 +79,7 @@ def source_content(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     if gone:
         context.log.warning(f"{len(gone)} partition(s) name inputs that no longer exist: {gone[:5]}")
     staging = warehouse.staging()
-    counts = staging.stage(wanted)
+    counts = _stage(staging, wanted)
     now = datetime.now(UTC)
     rows = pa.table(
         {
@@ -163,7 +172,7 @@ def staged_sources(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         context.log.info(f"{GIT_REPO_ENV} not set: ingesting data_raw only (no git backfill)")
     sources, problems, history = _discover(context, warehouse)
     staging = warehouse.staging()
-    counts = staging.stage(sources)
+    counts = _stage(staging, sources)
     staging.collect_garbage()
     _record_partitions(context, sources, counts)
     sources = drop_duplicate_snapshots(sources)

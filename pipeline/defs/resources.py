@@ -1,5 +1,6 @@
 """The one resource: where raw inputs are read and the warehouse is written."""
 
+import os
 from pathlib import Path
 
 import dagster as dg
@@ -22,7 +23,8 @@ class WarehouseResource(dg.ConfigurableResource):
     git_repo: str = ""
 
     def data_raw_path(self) -> Path:
-        return Path(self.data_raw).resolve() if self.data_raw else data_raw_dir()
+        # realpath, not resolve(): a root that is a symlink loop reaches discovery, which refuses it by name
+        return Path(os.path.realpath(self.data_raw)) if self.data_raw else data_raw_dir()
 
     def warehouse_uri(self) -> str:
         if not self.warehouse:

@@ -28,12 +28,16 @@ def _committed_at(text: str | None) -> datetime | None:
         return None
 
 
-def _inside(root: Path, p: Path) -> bool:
+def _refused(root: Path, p: Path) -> str | None:
+    """Why ``p`` is not read (None: it is read): a symlink loop (self, cycle, through a directory cycle),
+    a real path outside data_raw, or something not a regular file (a FIFO, a folder)."""
     try:
-        p.resolve().relative_to(root)
-        return True
-    except ValueError:
-        return False
+        real = p.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop: RuntimeError("Symlink loop ...") before Python 3.13
+        return f"symlink loop, never followed: {exc}"
+    if not real.is_relative_to(root) or not p.is_file():
+        return "path resolves outside data_raw or is not a regular file"
+    return None
 
 
 def read_snapshot_index(tsv: Path) -> dict[str, dict[str, str]]:
@@ -59,13 +63,19 @@ class DataRootError(ValueError):
     commits anything, or the warehouse (which mirrors its inputs) would be emptied."""
 
 
-def _check_root(root: Path) -> None:
+def _check_root(data_raw: Path) -> Path:
+    """The resolved root, or DataRootError naming it."""
+    try:
+        root = data_raw.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise DataRootError(f"{DATA_RAW_ENV}={data_raw} is a symlink loop ({exc}); nothing was committed") from exc
     if not root.is_dir():
         raise DataRootError(f"{DATA_RAW_ENV}={root} does not exist or is not a folder; nothing was committed")
     try:
         next(root.iterdir(), None)
     except OSError as exc:
         raise DataRootError(f"{DATA_RAW_ENV}={root} cannot be read ({exc.strerror}); nothing was committed") from exc
+    return root
 
 
 def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str]]]:
@@ -75,8 +85,7 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
     unreadable or input-less root raises DataRootError: removing some inputs is a deliberate change
     the next run mirrors (and logs), removing all of them is taken for a wrong path.
     """
-    root = data_raw.resolve()
-    _check_root(root)
+    root = _check_root(data_raw)
     sources: list[SourceFile] = []
     problems: list[tuple[str, str, str]] = []
     snapshot_index: dict[Path, dict[str, dict[str, str]]] = {}
@@ -87,10 +96,9 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
         if kind is None:
             continue
         rel = p.relative_to(root).as_posix()
-        if not _inside(root, p) or not p.is_file():
-            problems.append(
-                (rel, str(Reason.UNREADABLE_FILE), "path resolves outside data_raw or is not a regular file")
-            )
+        refused = _refused(root, p)
+        if refused is not None:
+            problems.append((rel, str(Reason.UNREADABLE_FILE), refused))
             continue
         src = SourceFile(path=p.resolve(), source_path=rel, kind=kind, size_bytes=p.stat().st_size)
         if kind == CSV_KIND and (folder := gh_pages.snapshot_folder(p)):

@@ -70,26 +70,40 @@ def _shim(git_dir: Path) -> Path:
 
 
 def open_repo(repo: Path) -> Path:
-    """The absolute git dir of a clone (work tree or bare); raises GitError when git does not accept it."""
+    """The absolute git dir of a clone (work tree or bare); raises GitError when git does not accept it,
+    or when git would read another repository: a folder inside a work tree or a bare repository that is
+    not itself one (git looks upward) is refused by name, never read as the repository around it."""
     repo = Path(repo).expanduser()
     if not repo.is_dir():
         raise GitError(f"{GIT_REPO_ENV}={repo} is not a directory (expected a local Liger-Kernel clone)")
+    real = repo.resolve()
+    # first: `git -C` on a refs-less bare copy inside another work tree would answer with THAT repository
+    if (real / "HEAD").is_file() and (real / "objects").is_dir() and not (real / "refs").exists():
+        return _shim(real)
+    proc = _rev_parse(repo, "--absolute-git-dir")
+    if proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip()
+        raise GitError(f"{GIT_REPO_ENV}={real} is not a git repository: {detail}")
+    git_dir = Path(proc.stdout.decode().strip())
+    if git_dir.resolve() == real:  # a bare repository, or the git dir of a clone
+        return git_dir
+    top = _rev_parse(repo, "--show-toplevel")
+    top_dir = Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else None
+    if top_dir == real:  # the top of a work tree (its .git a folder, or a file naming one)
+        return git_dir
+    raise GitError(
+        f"{GIT_REPO_ENV}={real} is not a git repository: it lies inside {top_dir or git_dir}, which git "
+        "would read instead; name a clone's own folder"
+    )
+
+
+def _rev_parse(repo: Path, flag: str) -> subprocess.CompletedProcess:
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--absolute-git-dir"],
-            capture_output=True,
-            env=env(),
-            stdin=subprocess.DEVNULL,
+        return subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", flag], capture_output=True, env=env(), stdin=subprocess.DEVNULL
         )
     except FileNotFoundError as exc:
         raise GitError(f"the git CLI is not installed (needed for {GIT_REPO_ENV})") from exc
-    if proc.returncode == 0:
-        return Path(proc.stdout.decode().strip())
-    repo = repo.resolve()
-    if (repo / "HEAD").is_file() and (repo / "objects").is_dir() and not (repo / "refs").exists():
-        return _shim(repo)
-    detail = proc.stderr.decode(errors="replace").strip()
-    raise GitError(f"{GIT_REPO_ENV}={repo} is not a git repository: {detail}")
 
 
 def refs_state(git_dir: Path) -> str:

@@ -239,8 +239,11 @@ def built_state(wh: Warehouse) -> dict:
 def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
     so a file being built aside here belongs to a killed build and goes."""
-    for leftover in wh.local.glob(".liger.duckdb.*.tmp"):
+    # `*.tmp*`: a build killed before its checkpoint also leaves the copy's write-ahead log (`.tmp.wal`)
+    for leftover in wh.local.glob(".liger.duckdb.*.tmp*"):
         leftover.unlink(missing_ok=True)
+    for spill in wh.temp_dir.glob("duckdb-.liger.duckdb.*.tmp"):
+        shutil.rmtree(spill, ignore_errors=True)
     settings = settings or RegressionSettings()
     # The state names its warehouse: a file built from another warehouse (two warehouses sharing
     # LIGER_LOCAL_DIR) is never taken for this one's.
@@ -293,11 +296,13 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
         if not keep_views:
             publish_main_views(con)
+        failpoints.pause("duckdb_building")
         con.execute("checkpoint")
         failpoints.pause("duckdb_built_aside")
     except BaseException:
         con.close()
         tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
         raise
     finally:
         shutil.rmtree(spill, ignore_errors=True)

@@ -9,29 +9,18 @@ first" joins to that table.
 * Ranks are dense: two spellings of the same version (``0.5.10`` and
   ``0.5.10.0``) share a rank, so they are treated as one release.
 * Text that is not a valid PEP 440 version (or is NULL/blank) gets rank NULL
-  and sorts nowhere: it is excluded from every version comparison.
+  and sorts nowhere: it is excluded from every version comparison. Staging quarantines
+  such a row as ``bad_version`` (contracts/rules.py ``parse_version``, the one rule),
+  so only a version missing from a record reaches here unranked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from packaging.version import InvalidVersion, Version
+from pipeline.contracts.rules import parse_version
 
 __all__ = ["parse_version", "version_order_table", "write_version_order_table"]
-
-
-def parse_version(text: str | None) -> Version | None:
-    """Return the PEP 440 version for ``text`` or None when it is not one."""
-    if text is None:
-        return None
-    stripped = text.strip()
-    if not stripped:
-        return None
-    try:
-        return Version(stripped)
-    except InvalidVersion:
-        return None
 
 
 def version_order_table(versions: Iterable[str | None]) -> list[tuple[str, int | None]]:

@@ -23,15 +23,17 @@ from pipeline.contracts import kernelindex as ki
 from pipeline.contracts.digests import canonical_json, measurement_digest_sql
 from pipeline.contracts.reasons import DUCKDB_REJECT_REASON, Reason
 from pipeline.contracts.rules import (
+    bad_version_clause,
     convert_sql,
     future_timestamp_clause,
+    nul_character_clause,
     observed_at_text_sql,
     quantile_reason_clauses,
     unit_sql,
 )
 from pipeline.stage import driver
 from pipeline.stage import kernelindex_sql as ki_sql
-from pipeline.stage.distinct import DistinctMap
+from pipeline.stage.distinct import DistinctMap, register_is_version
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 # Upstream's header (ki.CSV_COLUMNS, the one list of it); unlike KernelIndex, the reader takes a file without x_label.
@@ -98,19 +100,20 @@ STAGED_SCHEMA = pa.schema(
 
 
 def _guard(path: Path) -> driver.Guard:
-    """First line only, bounded: a 10^6-column or 1 GB header never reaches the CSV engine."""
+    """First line only, bounded: a 10^6-column or 1 GB header never reaches the CSV engine. The line
+    ends at LF, CRLF or a lone CR (stage/line_endings.py)."""
     with path.open("rb") as fh:
         first = fh.readline(MAX_LINE_BYTES + 1)
     if not first.strip():
         return driver.Guard(empty=True)  # empty file: nothing to read, not an error
-    if len(first) > MAX_LINE_BYTES:
+    ends = [i for i in (first.find(b"\r"), first.find(b"\n")) if i >= 0]
+    first = first[: min(ends, default=len(first))]
+    if len(first) >= MAX_LINE_BYTES:
         return driver.Guard(refused=(Reason.LINE_TOO_LONG, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
         return driver.Guard(refused=(Reason.UNREADABLE_BYTES, first[:RAW_PREVIEW_CHARS].decode("utf-8", "replace")))
-    if "\r" in text.rstrip("\r\n"):  # bare CR line endings: the whole file reads as one line
-        return driver.Guard(refused=(Reason.CR_LINE_ENDINGS, text[:RAW_PREVIEW_CHARS]))
     if text.count(",") + 1 > MAX_COLUMNS:
         return driver.Guard(refused=(Reason.HEADER_TOO_WIDE, text[:RAW_PREVIEW_CHARS]))
     try:
@@ -165,6 +168,7 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         type="arrow",
         null_handling="special",
     )
+    register_is_version(con)
     con.create_function(
         "ki_map", _ki_udf, ["VARCHAR"] * (len(KI_INPUTS) + 1), KI_STRUCT_SQL, type="arrow", null_handling="special"
     )
@@ -424,11 +428,14 @@ def _line_values_sql(header: list[str], columns: dict[str, str], kept: str) -> s
     empty = " or ".join(
         f"nullif({_q(c + '__trimmed') if c in TRIMMED else 'trim(' + _q(c) + ')'}, '') is null" for c in NON_EMPTY
     )
+    names = [_q(c + "__trimmed") for c in TRIMMED] + (["x_label"] if "x_label" in columns else [])
     return f"""
         judged as (
             select *,
                 case
+                    {nul_character_clause(names)}
                     when {empty} then '{Reason.EMPTY_FIELD}'
+                    {bad_version_clause("is_version(liger_version__trimmed)")}
                     when metric_unit__stored is null then '{Reason.UNKNOWN_UNIT}'
                     {quantile_reason_clauses("v20", "v50", "v80")}
                     when ts is null then '{Reason.BAD_TIMESTAMP}'

@@ -9,6 +9,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.contracts.rules import is_version
+
 # A memo stays within tens of MB whatever the input: it is emptied when its values or its results pass a
 # size (real configs, identities, protocols and environments are well under a kilobyte each, and few).
 MEMO_MAX_BYTES = 32 * 1024 * 1024
@@ -66,3 +68,18 @@ def _to_arrow(results: list, out_type: pa.DataType) -> pa.Array:
     fields = [pa.array([r.get(f.name) for r in rows], f.type) for f in out_type]
     mask = None if all(present) else pa.array([not p for p in present])
     return pa.StructArray.from_arrays(fields, fields=list(out_type), mask=mask)
+
+
+def register_is_version(con) -> None:
+    """`is_version(text)`: contracts/rules.py `is_version`, once per distinct version (both readers call
+    this on the batch's one database: registered once)."""
+    if con.execute("select 1 from duckdb_functions() where function_name = 'is_version'").fetchall():
+        return
+    con.create_function(
+        "is_version",
+        DistinctMap(is_version, pa.bool_()),
+        ["VARCHAR"],
+        "BOOLEAN",
+        type="arrow",
+        null_handling="special",
+    )

@@ -31,9 +31,30 @@ from pipeline.common import duck
 from pipeline.common.files import atomic_path, publish
 from pipeline.config import reader_memory
 from pipeline.contracts.reasons import Reason
+from pipeline.stage import line_endings
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS, Oversize, line_numbers, scan_oversize_lines, write_without
 
 Reject = tuple[str, str, str]  # (location, reason, raw text)
+
+# Failures of the reader, not verdicts on the file: memory, I/O (the bytes were just hashed, so they
+# could be read), an interrupt. A staged file is named by its bytes and kept for good, so none records
+# them: `stage_or_quarantine` raises ReaderFailure and the next run reads the file again.
+READER_FAILURES = (
+    MemoryError,
+    OSError,
+    duckdb.OutOfMemoryException,
+    duckdb.IOException,
+    duckdb.InterruptException,
+)
+
+
+class ReaderFailure(RuntimeError):
+    """Reading one file failed for a reason that is not a verdict on its bytes (READER_FAILURES)."""
+
+    def __init__(self, path: Path, cause: BaseException):
+        self.path, self.cause = path, cause
+        self.why = f"{type(cause).__name__}: {(str(cause).strip().splitlines() or [''])[0]}"
+        super().__init__(f"{path}: {self.why}")
 
 
 @dataclass(frozen=True)
@@ -96,6 +117,22 @@ def stage(reader: Reader, path: Path, dest: Path, *, db: duckdb.DuckDBPyConnecti
     if guard.empty:
         write_rows_only(dest, reader.schema, [])
         return
+    try:
+        _stage_lines(reader, path, dest, guard, db)
+    except duckdb.InvalidInputException:
+        # DuckDB's strict reader refuses a file whose line endings mix: read it from a copy in LF
+        # (line_endings.py); any other refusal stands
+        if guard.scan is None or not line_endings.mixed(path):
+            raise
+        normalized = atomic_path(dest).with_suffix(".eol")
+        try:
+            line_endings.write_normalized(path, normalized)
+            _stage_lines(reader, normalized, dest, guard, db)
+        finally:
+            normalized.unlink(missing_ok=True)
+
+
+def _stage_lines(reader: Reader, path: Path, dest: Path, guard: Guard, db: duckdb.DuckDBPyConnection | None) -> None:
     # Lines too long or too wide never reach DuckDB: beyond ~100 MB its reject store loses them, and
     # each extra field of a wide row costs it one reject entry (10^5 fields: minutes and gigabytes).
     oversize = guard.scan.oversize(path) if guard.scan is not None else []
@@ -153,13 +190,16 @@ def stage_several(reader: Reader, files: list[tuple[Path, Path]], context: Any, 
 
 
 def stage_or_quarantine(reader: Reader, path: Path, dest: Path, db: duckdb.DuckDBPyConnection) -> None:
-    """:func:`stage` on a cursor of ``db``; a file whose parse fails is staged as one quarantine row."""
+    """:func:`stage` on a cursor of ``db``; a file whose parse fails is staged as one quarantine row,
+    unless the reader failed (READER_FAILURES): then nothing is staged and ReaderFailure is raised."""
     try:
         try:
             stage(reader, path, dest, db=db)
         except duckdb.Error:  # once more on a database of its own: the failure must be the file's
             stage(reader, path, dest)
-    except (OSError, duckdb.Error) as exc:  # the file is bad, not the run
+    except READER_FAILURES as exc:
+        raise ReaderFailure(path, exc) from exc
+    except duckdb.Error as exc:  # the file is bad, not the run
         write_rows_only(dest, reader.schema, [("file", Reason.UNREADABLE_FILE, f"{type(exc).__name__}: {exc}")])
 
 
@@ -173,13 +213,16 @@ def _parse_and_publish(
 ) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     con = reader_connection(dest, db, reader.register)
+    job = Job(con, path, dest, guard, oversize, atomic_path(dest))
     try:
-        job = Job(con, path, dest, guard, oversize, atomic_path(dest))
         reader.parse(job)
         rejects = guard.rejects + reader.rejects(job)
         if rejects:  # rare: rejected lines are known only once the scan is done, so they join in a second write
             job.tmp = append_rejects(con, job.tmp, dest, rejects)
         publish(job.tmp, dest)
+    except BaseException:  # no write-aside file outlives a failed parse
+        job.tmp.unlink(missing_ok=True)
+        raise
     finally:
         con.close()
 

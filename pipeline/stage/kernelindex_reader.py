@@ -23,10 +23,16 @@ from pipeline.contracts.kernelindex import js_json_parse
 from pipeline.contracts.kernelindex import run_digest as ki_run_digest
 from pipeline.contracts.reasons import DUCKDB_LINE_REJECT_REASON, Reason
 from pipeline.contracts.records import RUN_KIND, BenchmarkProtocol, ExecutionEnvironment, run_string_patterns
-from pipeline.contracts.rules import future_timestamp_clause, observed_at_text_sql, quantile_reason_clauses
+from pipeline.contracts.rules import (
+    bad_version_clause,
+    future_timestamp_clause,
+    nul_character_clause,
+    observed_at_text_sql,
+    quantile_reason_clauses,
+)
 from pipeline.stage import driver
 from pipeline.stage import kernelindex_sql as ki_sql
-from pipeline.stage.distinct import DistinctMap
+from pipeline.stage.distinct import DistinctMap, register_is_version
 from pipeline.stage.oversize import RAW_PREVIEW_CHARS
 
 LINE_FORMATS = (".ndjson", ".jsonl")
@@ -197,6 +203,7 @@ def register_functions(con: duckdb.DuckDBPyConnection) -> None:
         type="arrow",
         null_handling="special",
     )
+    register_is_version(con)
     con.create_function("is_too_deep", _too_deep, ["VARCHAR"], "BOOLEAN", type="arrow", null_handling="special")
 
 
@@ -355,6 +362,8 @@ def _parse(job: driver.Job) -> None:
     quantiles = quantile_reason_clauses("p20", "p50", "p80")
     observed_at_text = observed_at_text_sql("observed_at")
     future = future_timestamp_clause("observed_at")
+    nul = nul_character_clause(("benchmark", "external_id", "liger_version", "run_name"))
+    bad_version = bad_version_clause("is_version(liger_version)")
     # The output path is a parameter (duck.write_parquet): no path is ever pasted into SQL.
     duck.write_parquet(
         job.con,
@@ -367,6 +376,7 @@ def _parse(job: driver.Job) -> None:
                     when not ok then '{Reason.TRUNCATED_JSON}'
                     when top_type <> 'OBJECT' then '{Reason.NOT_AN_OBJECT}'
                     when {_DUPLICATE_KEYS_SQL} then '{Reason.DUPLICATE_KEY}'
+                    {nul}
                     when run_api is distinct from $api or protocol_api is distinct from $api
                          or environment_api is distinct from $api then '{Reason.UNKNOWN_API_VERSION}'
                     when protocol_error is not null then protocol_error
@@ -374,6 +384,7 @@ def _parse(job: driver.Job) -> None:
                     when run_kind is distinct from $run_kind or {_PATTERNS_BROKEN_SQL}
                         then '{Reason.INVALID_RECORD}'
                     when observed_at is null then '{Reason.BAD_TIMESTAMP}'
+                    {bad_version}
                     {future}
                     {quantiles}
                     when {_NON_FINITE_SQL} then '{Reason.NON_NUMERIC_VALUE}'

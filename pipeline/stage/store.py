@@ -27,6 +27,21 @@ class ChangedWhileRead(RuntimeError):
     """An input changed between hashing and parsing; nothing of it was kept."""
 
 
+class ReadersFailed(RuntimeError):
+    """The reader failed on some files for reasons that are not verdicts on them (memory, I/O:
+    `driver.READER_FAILURES`). Every other file was staged; nothing was staged for these, so the next
+    run reads them again. The run stops before it commits: a warehouse without them would drop their facts."""
+
+    def __init__(self, failures: list[tuple[SourceFile, driver.ReaderFailure]]):
+        self.failures = failures
+        listed = "; ".join(f"{s.source_path}: {f.why}" for s, f in failures[:5]) + ("; …" if len(failures) > 5 else "")
+        super().__init__(
+            f"could not read {len(failures)} input file(s), for a reason that is not a verdict on them: "
+            f"{listed}. Nothing was committed and nothing was recorded for them: the next run reads them "
+            "again (with more memory, LIGER_READER_MEMORY, or once the I/O error is gone)"
+        )
+
+
 CHANGED_RETRIES = 3
 STALE_S = 3600  # write-aside files older than this belong to a killed run, never to a live one
 
@@ -131,9 +146,13 @@ class StagingStore:
             for reader in READERS.values():
                 reader.register(db)
             with ThreadPoolExecutor(max_workers=max_workers) as pool:
-                list(pool.map(lambda unit: self._stage_unit(unit, db), _units(list(todo.values()))))
+                failed = [
+                    f for unit in pool.map(lambda u: self._stage_unit(u, db), _units(list(todo.values()))) for f in unit
+                ]
         finally:
             db.close()
+        if failed:
+            raise ReadersFailed(failed)
         return {
             "sources": len(sources),
             "newly_staged": len(todo),
@@ -141,18 +160,25 @@ class StagingStore:
             "new": set(todo),
         }
 
-    def _stage_unit(self, unit: tuple[object, list[SourceFile]], db: duckdb.DuckDBPyConnection) -> None:
+    def _stage_unit(
+        self, unit: tuple[object, list[SourceFile]], db: duckdb.DuckDBPyConnection
+    ) -> list[tuple[SourceFile, driver.ReaderFailure]]:
+        """Stage one unit; returns the files the reader failed on (staged: none of them)."""
         context, files = unit
-        if context is None or len(files) == 1:  # one file reads faster by the one-file query
-            self._stage_alone(files[0], db)
-            return
-        failpoints.pause("staging")
-        reader = READERS[files[0].kind]
-        alone = driver.stage_several(reader, [(s.path, self.path(s)) for s in files], context, db)
-        alone_paths = {path for path, _ in alone}
+        if context is not None and len(files) > 1:  # one file reads faster by the one-file query
+            failpoints.pause("staging")
+            reader = READERS[files[0].kind]
+            alone = {
+                path for path, _ in driver.stage_several(reader, [(s.path, self.path(s)) for s in files], context, db)
+            }
+            files = [s for s in files if s.path in alone or self._changed_since_hashed(s)]
+        failed = []
         for s in files:
-            if s.path in alone_paths or self._changed_since_hashed(s):
+            try:
                 self._stage_alone(s, db)
+            except driver.ReaderFailure as failure:
+                failed.append((s, failure))
+        return failed
 
     def _stage_alone(self, s: SourceFile, db: duckdb.DuckDBPyConnection) -> None:
         for _ in range(CHANGED_RETRIES):
@@ -177,7 +203,7 @@ class StagingStore:
         """Remove write-aside files of staging runs that were killed, once clearly stale
         (staging runs outside the run lock, so a fresh one may belong to a live run)."""
         stale_before, removed = time.time() - STALE_S, 0
-        for pattern in (".*.tmp", ".*.src"):
+        for pattern in (".*.tmp", ".*.src", ".*.eol"):
             for leftover in self.root.glob(f"*/{pattern}"):
                 try:
                     if leftover.stat().st_mtime < stale_before:

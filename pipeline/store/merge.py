@@ -33,7 +33,7 @@ from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
 from pipeline.model import run as normalize
 from pipeline.stage.store import StagingStore
-from pipeline.store.warehouse import Published, Warehouse
+from pipeline.store.warehouse import STAGING_VERSION, Published, Warehouse
 
 # Small tables the ingest computes whole (commit order, commits between snapshots): rewritten when
 # they differ from the published ones.
@@ -53,8 +53,9 @@ class RunResult:
 
 
 def models_hash() -> str:
-    """Changing a model (or a table schema) makes the next run a full one."""
-    h = hashlib.sha256()
+    """Changing a model, a table schema or the readers' verdicts (STAGING_VERSION) makes the next run a
+    full one: a published source is otherwise never read again, so a new verdict would never land."""
+    h = hashlib.sha256(STAGING_VERSION.encode())
     for p in normalize.model_files():
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     h.update(repr(sorted((t, s.to_string()) for t, s in SCHEMAS.items())).encode())
@@ -160,7 +161,7 @@ class Merger:
         elif pub is None:
             reason = "first run"
         elif pub.stats.get("models_hash") != mhash:
-            reason = "normalize models or table schemas changed"
+            reason = "normalize models, table schemas or staging version changed"
         elif gone:
             reason = f"{len(gone)} committed source(s) gone or changed, e.g. {sorted(gone)[0][0]}"
         else:

@@ -36,7 +36,9 @@ from pipeline.store.delta import CommitFailedError, DeltaStore, is_remote
 
 TABLES = TABLE_NAMES
 RUN_LOG = RUN_LOG_TABLE.name
-STAGING_VERSION = "v2"
+# Bumped when a reader's verdict on some bytes changes (v3: mixed line endings read, NUL bytes in names
+# quarantined): staged files of the old readers are never reused, and the next run is a full one.
+STAGING_VERSION = "v3"
 RUN_LOG_SCHEMA = RUN_LOG_TABLE.schema
 
 

@@ -82,3 +82,21 @@ def test_sigkill_at_each_point_keeps_old_state_and_rerun_matches(tmp_path: Path)
     assert set(pub.versions) == set(TABLES)
     for staged in (wh / "staging").rglob("*.parquet"):
         duckdb.connect().execute("select count(*) from read_parquet(?)", [str(staged)]).fetchone()
+
+
+def test_a_kill_while_liger_duckdb_is_built_leaves_no_file_after_the_rerun(tmp_path: Path) -> None:
+    """Issue 46 case 9: a SIGKILL before the build's checkpoint left `.liger.duckdb.<id>.tmp.wal`
+    behind for good (the rerun removed only `.tmp`)."""
+    raw = rs.small_data_raw(tmp_path / "raw", n_csv=2, kernelindex=False)
+    wh, home, log, marker = tmp_path / "wh", tmp_path / "home", tmp_path / "runs.log", tmp_path / "reached"
+    env = rs.run_env(raw, wh, home, LIGER_FAILPOINT="duckdb_building:600", LIGER_FAILPOINT_FILE=str(marker))
+    proc = rs.start_run(env, log)
+    try:
+        reached = rs.wait_for(lambda: marker.exists() or proc.poll() is not None, timeout=900)
+        assert reached and marker.exists() and proc.poll() is None, "the run never paused in the build"
+    finally:
+        rs.kill(proc)
+    assert list(wh.glob(".liger.duckdb.*.tmp.wal")), "the kill left no write-ahead log: the test proves nothing"
+    assert rs.run(rs.run_env(raw, wh, home), log) == 0, log.read_text()[-3000:]
+    assert rs.facts(wh / "liger.duckdb")[0] > 0
+    assert not list(wh.glob(".liger.duckdb.*")), list(wh.glob(".liger.duckdb.*"))

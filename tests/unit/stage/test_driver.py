@@ -3,6 +3,7 @@ whether parsed, empty or refused."""
 
 from __future__ import annotations
 
+import duckdb
 import pyarrow.parquet as pq
 
 from pipeline.stage import csv_reader, driver, kernelindex_reader
@@ -29,8 +30,8 @@ def test_a_failed_file_is_one_quarantine_row_with_its_readers_columns(tmp_path, 
     src = tmp_path / "b.ndjson"
     src.write_text("{}\n")
 
-    def broken(job):
-        raise OSError("disk gone")
+    def broken(job):  # a verdict on the file; a reader failure (memory, I/O) is test_reader_failures.py's
+        raise duckdb.InvalidInputException("state machine reached an invalid state")
 
     reader = kernelindex_reader.READER
     monkeypatch.setattr(driver, "_parse_and_publish", lambda *a: broken(None))
@@ -41,7 +42,9 @@ def test_a_failed_file_is_one_quarantine_row_with_its_readers_columns(tmp_path, 
         db.close()
     assert _schema(tmp_path / "b.parquet").equals(kernelindex_reader.STAGED_SCHEMA)
     rows = pq.read_table(tmp_path / "b.parquet").to_pylist()
-    assert [(r["location"], r["reason"], r["raw"]) for r in rows] == [("file", "unreadable_file", "OSError: disk gone")]
+    assert [(r["location"], r["reason"], r["raw"]) for r in rows] == [
+        ("file", "unreadable_file", "InvalidInputException: state machine reached an invalid state")
+    ]
 
 
 def test_readers_do_not_import_each_other():

@@ -1,6 +1,6 @@
 """Issue 20 "Nothing lost under faults": inputs that used to fail a whole stage or land wrong values.
 
-Each test failed before its fix: a CR-only CSV raised `_csv.Error`, a repeated header name, a repeated
+Each test failed before its fix: a repeated header name, a repeated
 JSON key, an unknown `metric_unit`, a far-future timestamp and a timestamp after the commit that holds its
 file all landed as good rows."""
 
@@ -15,13 +15,6 @@ import pytest
 from pipeline.contracts.reasons import Reason
 from tests.fixtures.runs import HEADER, row
 from tests.unit.stage.test_bad_input import bad, bundle, csv_file, good, stage_csv, stage_ki
-
-
-# -- case 7: CR-only line endings ----------------------------------------------------------------------
-def test_cr_only_csv_is_quarantined_with_a_reason_and_other_files_land(tmp_path):
-    rows = stage_csv(tmp_path, csv_file(row("1"), row("2"), eol="\r"), "cr.csv")
-    assert [(r["location"], r["reason"]) for r in rows] == [("file", Reason.CR_LINE_ENDINGS)]
-    assert good(stage_csv(tmp_path, csv_file(row("1"), row("2")), "lf.csv")) == ["1", "2"]
 
 
 # -- case 14: a header that names a column twice ---------------------------------------------------------

@@ -40,6 +40,73 @@ def test_symlink_out_of_data_raw_is_refused_and_never_read(tmp_path):
     assert {p[0] for p in problems} >= {"liger_csv/evil.csv", "kernelindex/evil.json"}
 
 
+def _plant_loops(raw: Path) -> set[str]:
+    """Symlink loops of every shape among good files; returns the looping entries' paths."""
+    csv_dir, ki_dir = raw / "liger_csv", raw / "kernelindex"
+    (csv_dir / "self.csv").symlink_to("self.csv")
+    (csv_dir / "a.csv").symlink_to("b.csv")  # a two-link cycle
+    (csv_dir / "b.csv").symlink_to("a.csv")
+    (csv_dir / "x.csv").symlink_to("y.csv")  # a three-link cycle
+    (csv_dir / "y.csv").symlink_to("z.csv")
+    (csv_dir / "z.csv").symlink_to("x.csv")
+    (csv_dir / "p").symlink_to("q", target_is_directory=True)  # a directory cycle, and a file link through it
+    (csv_dir / "q").symlink_to("p", target_is_directory=True)
+    (csv_dir / "through.csv").symlink_to("p/ok.csv")
+    (csv_dir / "sub").mkdir()
+    (csv_dir / "sub" / "up").symlink_to("..", target_is_directory=True)  # a folder that contains itself
+    (ki_dir / "loop.json").symlink_to("loop.json")
+    (ki_dir / "loop.ndjson").symlink_to("../kernelindex/loop.ndjson")
+    return {
+        "liger_csv/self.csv",
+        "liger_csv/a.csv",
+        "liger_csv/b.csv",
+        "liger_csv/x.csv",
+        "liger_csv/y.csv",
+        "liger_csv/z.csv",
+        "liger_csv/through.csv",
+        "kernelindex/loop.json",
+        "kernelindex/loop.ndjson",
+    }
+
+
+def test_symlink_loops_are_unreadable_files_and_the_rest_is_found(tmp_path):
+    """Issue 46 case 3: before, `Path.resolve` raised `RuntimeError: Symlink loop` out of discovery."""
+    raw = tmp_path / "raw"
+    (raw / "liger_csv").mkdir(parents=True)
+    (raw / "kernelindex").mkdir()
+    (raw / "liger_csv" / "ok.csv").write_text(HEADER + "\n" + row("1") + "\n")
+    loops = _plant_loops(raw)
+    sources, problems = discover(raw)
+    assert [s.source_path for s in sources] == ["liger_csv/ok.csv"]
+    assert {p[0] for p in problems} == loops
+    assert all(p[1] == Reason.UNREADABLE_FILE and "symlink loop" in p[2] for p in problems)
+
+
+def test_a_data_root_that_is_a_symlink_loop_is_refused_by_name(tmp_path):
+    from pipeline.ingest.discovery import DataRootError
+
+    (tmp_path / "raw").symlink_to("raw")
+    with pytest.raises(DataRootError, match="symlink loop") as refused:
+        discover(tmp_path / "raw")
+    assert str(tmp_path / "raw") in str(refused.value)
+
+
+def test_a_run_over_symlink_loops_lands_the_rest(tmp_path):
+    """Through Dagster: the run succeeds, every loop is one `unreadable_file` entry, the good file lands."""
+    from tests.unit.stage.test_faults import _build
+
+    raw = tmp_path / "raw"
+    (raw / "liger_csv").mkdir(parents=True)
+    (raw / "kernelindex").mkdir()
+    (raw / "liger_csv" / "ok.csv").write_text(HEADER + "\n" + row("1") + "\n" + row("2") + "\n")
+    loops = _plant_loops(raw)
+    _build(raw, tmp_path / "wh")
+    with duckdb.connect(str(tmp_path / "wh" / "liger.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from fact_measurement").fetchone()[0] == 2
+        refused = con.execute("select source_file, reason from quarantine where location = 'file'").fetchall()
+    assert sorted(refused) == sorted((p, Reason.UNREADABLE_FILE) for p in loops)
+
+
 def test_sql_looking_values_and_paths_flow_through_as_data(tmp_path):
     """A quote-laden data_raw path, warehouse path and field values: stored verbatim, nothing executed."""
     from tests.conftest import materialize
@@ -200,6 +267,8 @@ ALLOWED_INTERPOLATIONS = {
         "future",
         "_DUPLICATE_KEYS_SQL",
         "_NON_FINITE_SQL",
+        "nul",  # contracts/rules.py nul_character_clause over the module's own column names
+        "bad_version",  # contracts/rules.py bad_version_clause over a fixed expression
     },
     # `table`: the reader's reject table name (a constant); `raw_text`: a fixed expression.
     "pipeline/stage/driver.py": {"table", "raw_text"},
