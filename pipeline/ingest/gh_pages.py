@@ -696,6 +696,11 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     return run(open_repo(repo), "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
 
 
+def merge_base(repo: Path, a: str, b: str) -> str | None:
+    proc = run(open_repo(repo), "merge-base", a, b, check=False)
+    return proc.stdout.decode().strip() or None
+
+
 def commits_between(repo: Path, from_sha: str, to_sha: str) -> CommitRange:
     """``git log from..to`` (first-parent commits and everything they merged, newest first), each with
     its files under src/liger_kernel/: the range between any two commits, as ``commit_ranges`` lists it

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.analyze.gate.candidate import GateInputError
-from pipeline.ingest import gh_pages
+from pipeline.ingest import gh_pages, git
 from pipeline.ingest.git import GitError
 
 AUTO = "auto"
@@ -64,3 +64,21 @@ def suspects_by_kernel(repo: Path | None, base_commit: str | None, head: str | N
             for c in gh_pages.suspects(commit_range, kernel)
         ]
     return {"base": base_full, "head": head, "commits": len(commit_range.commits), "kernels": found}
+
+
+def benchmarked_kernels(checkout: Path, head: str) -> list[str]:
+    """The kernels upstream's harness can run at ``head``: benchmark/scripts/benchmark_<kernel>.py."""
+    out = git.run(git.open_repo(checkout), "ls-tree", "--name-only", head, "benchmark/scripts/").stdout.decode()
+    names = (Path(line).name for line in out.splitlines())
+    return sorted(n[len("benchmark_") : -3] for n in names if n.startswith("benchmark_") and n.endswith(".py"))
+
+
+def touched_kernels(checkout: Path, base: str, head: str) -> list[str]:
+    """The benchmarked kernels whose source the commits of merge-base(base, head)..head touch (the one
+    rule, through ``gh_pages.suspects``): what a pull request's gate runs."""
+    base_full, head_full = gh_pages.resolve_rev(checkout, base), gh_pages.resolve_rev(checkout, head)
+    if base_full is None or head_full is None:
+        raise GateInputError(f"{base if base_full is None else head!r} is not a commit of {checkout}")
+    fork = gh_pages.merge_base(checkout, base_full, head_full) or base_full
+    commit_range = gh_pages.commits_between(checkout, fork, head_full)
+    return [k for k in benchmarked_kernels(checkout, head_full) if gh_pages.suspects(commit_range, k)]
