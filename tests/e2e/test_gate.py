@@ -253,3 +253,30 @@ def test_with_the_clone_suspects_are_the_commits_touching_each_flagged_kernel(sh
     geglu = [r for r in doc["results"] if r["kernel"] == "geglu" and r["verdict"] == "regression"]
     assert geglu and "Fix geglu" in {s["subject"].split(" (#")[0] for s in geglu[0]["suspects"]}
     assert "`57848d5`" in md
+
+
+def test_record_lands_the_candidate_as_a_run_of_its_commit(tmp_path):
+    """--record: the run lands as our own runs do (a commit run, origin 'gate'), through one warehouse run;
+    without it the warehouse is untouched (the other tests)."""
+    from tests.fixtures.runs import run_env
+
+    raw = tmp_path / "data_raw" / "liger_gh_pages" / "benchmarks" / "0a62700-v0.6.4"
+    raw.mkdir(parents=True)
+    (raw / "benchmark.csv").write_bytes((SNAPSHOTS / "0a62700-v0.6.4" / "benchmark.csv").read_bytes())
+    wh = tmp_path / "warehouse"
+    env = run_env(tmp_path / "data_raw", wh, tmp_path / "dagster_home", LIGER_GIT_REPO="")
+    built = subprocess.run([sys.executable, "-m", "pipeline.cli.run"], cwd=REPO, env=env, capture_output=True)
+    assert built.returncode == 0, built.stderr
+    full = "0a62700752e8592c0bf16916d1e4dbf598cee8c1"
+    proc, doc, _ = gate(wh, tmp_path / "out", str(RERUN), "--base", "0a62700-v0.6.4", "--head", full, "--record",
+                        DAGSTER_HOME=env["DAGSTER_HOME"], LIGER_DATA_RAW=env["LIGER_DATA_RAW"])  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # one run of the base only: no re-runs measured noise here, so the documented defaults judge it
+    assert doc["status"] in ("pass", "neutral") and "recorded" in proc.stderr
+    import duckdb
+
+    with duckdb.connect(str(wh / "liger.duckdb"), read_only=True) as con:
+        runs = con.execute("select commit, origin from benchmark_snapshot order by origin").fetchall()
+        rows = con.execute("select count(*) from measurements where benchmarked_commit = ?", [full]).fetchone()[0]
+    assert sorted(runs) == [("0a62700", "gh_pages"), (full, "gate")]
+    assert rows == doc["candidate"]["rows"]
