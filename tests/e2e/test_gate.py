@@ -253,6 +253,12 @@ def test_with_the_clone_suspects_are_the_commits_touching_each_flagged_kernel(sh
     geglu = [r for r in doc["results"] if r["kernel"] == "geglu" and r["verdict"] == "regression"]
     assert geglu and "Fix geglu" in {s["subject"].split(" (#")[0] for s in geglu[0]["suspects"]}
     assert "`57848d5`" in md
+    assert len(doc["base"]["commit"]) == 40  # the warehouse's short sha, resolved by the clone
+    # BASE=auto: the newest commit benchmarked on the GPU that HEAD descends from
+    proc, doc, _ = gate(shipped_warehouse, tmp_path / "auto", str(SNAPSHOTS / "4444fdf" / "benchmark.csv"),
+                        "--base", "auto", "--head", "4444fdf~1", LIGER_GIT_REPO=str(data / "liger_git"))  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    assert doc["base"]["label"] == "3b79375" and doc["base"]["commit"].startswith("3b79375")
 
 
 def test_record_lands_the_candidate_as_a_run_of_its_commit(tmp_path):

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pipeline.analyze.compare import judge_rows, sweep_verdicts
 from pipeline.analyze.gate.base import Base, base_gpus, base_rows, resolve_base
 from pipeline.analyze.gate.candidate import Candidate, GateInputError, load_candidate
-from pipeline.analyze.gate.suspects import AUTO, auto_base, resolve_head, suspects_by_kernel
+from pipeline.analyze.gate.suspects import AUTO, auto_base, resolve_commit, resolve_head, suspects_by_kernel
 
 FORMAT = "liger-gate/1"
 FAILING = ("regression",)
@@ -100,9 +100,9 @@ def _not_compared(rows: pa.Table, judged: list[dict]) -> int:
     return len(sweeps - {tuple(r[k] for k in _SWEEP_KEY) for r in judged})
 
 
-def _base_doc(base: Base, rows: pa.Table) -> dict:
+def _base_doc(base: Base, rows: pa.Table, repo: Path | None) -> dict:
     snapshots = sorted(set(rows.column("snapshot").to_pylist()))
-    return {"text": base.text, "kind": base.kind, "label": base.label, "commit": base.commit,
+    return {"text": base.text, "kind": base.kind, "label": base.label, "commit": resolve_commit(repo, base.commit),
             "release": base.release, "runs": len(snapshots), "snapshots": snapshots}  # fmt: skip
 
 
@@ -129,7 +129,7 @@ def run_gate(opts: GateOptions, con) -> dict:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return {
         "format": FORMAT, "status": status, "exit_code": 0 if opts.warn_only else EXIT[status],
-        "warn_only": opts.warn_only, "gpu": gpu, "base": _base_doc(base, base_table),
+        "warn_only": opts.warn_only, "gpu": gpu, "base": _base_doc(base, base_table, opts.repo),
         "base_gpus": base_gpus(con, base),
         "candidate": {"files": list(candidate.files), "commit": head, "rows": candidate.rows.num_rows,
                       "gpus": list(candidate.gpus)},

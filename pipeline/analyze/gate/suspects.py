@@ -29,6 +29,13 @@ def resolve_head(repo: Path | None, head: str | None) -> str | None:
     return full
 
 
+def resolve_commit(repo: Path | None, commit: str | None) -> str | None:
+    """A benchmarked commit as the clone's full sha (the warehouse keeps a short one without a clone)."""
+    if repo is None or not commit:
+        return commit
+    return gh_pages.resolve_rev(repo, commit) or commit
+
+
 def auto_base(con, repo: Path | None, head: str | None, gpu: str) -> str:
     """The newest benchmarked commit with a run on ``gpu`` that is an ancestor of ``head``."""
     if repo is None or not head:
