@@ -13,7 +13,7 @@ export UV_LINK_MODE := copy
 export DAGSTER_DISABLE_TELEMETRY := 1
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare ack
+.PHONY: setup lint run test bench dev clean schemas sql notebook site spark-views dagster-instance export-kernelindex compare ack gate
 
 # uv is one binary: the host's pip puts it in .tools. A venv of its own is the fallback, where python3
 # has no pip: ensurepip alone is a large part of a fresh clone's first `make run`.
@@ -81,6 +81,14 @@ export-kernelindex: setup
 ## Sweeps that moved between two releases, versions or commits: make compare FROM=0.6.5 TO=0.7.0 [GPU="..."] [ALL=1]
 compare: setup
 	$(PY) -m pipeline.cli.compare "$(FROM)" "$(TO)" $(if $(GPU),--gpu "$(GPU)") $(if $(ALL),--all)
+
+## Did a run make anything slower than its base? make gate RUN=<csv or folder> BASE=<commit | release | snapshot | auto>
+##   [GPU="..."] [OUT=dir] [HEAD=rev] [WARN_ONLY=1] [RECORD=1] -> OUT/gate.json, OUT/gate.md (docs/gate.md)
+## The command's exit code is 0 / 1 (a regression) / 2 (bad input); make reports any failure as its own 2.
+gate: setup
+	@test -n "$(RUN)" -a -n "$(BASE)" || { echo 'usage: make gate RUN=<csv or folder> BASE=<commit | release | snapshot | auto> [GPU=...] [OUT=dir]'; exit 2; }
+	$(PY) -m pipeline.cli.gate "$(RUN)" --base "$(BASE)" $(if $(GPU),--gpu "$(GPU)") $(if $(OUT),--out "$(OUT)") \
+		$(if $(HEAD),--head "$(HEAD)") $(if $(WARN_ONLY),--warn-only) $(if $(RECORD),--record)
 
 ## Acknowledge an alert (kept in the Delta table alert_state; survives rebuilds): make ack ALERT=<id> NOTE="…"
 ack: setup

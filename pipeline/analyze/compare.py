@@ -26,7 +26,16 @@ import duckdb
 from pipeline.engine import DuckTarget, run_models
 from pipeline.serve.models import analyze_models
 
-__all__ = ["compare", "judge_measurements", "resolve_point", "Point", "MOVED", "COMPARE_COLUMNS"]
+__all__ = [
+    "compare",
+    "judge_measurements",
+    "judge_rows",
+    "sweep_verdicts",
+    "resolve_point",
+    "Point",
+    "MOVED",
+    "COMPARE_COLUMNS",
+]
 
 MOVED = ("regression", "improvement", "drift", "transient", "inconclusive", "unstable")
 COMPARE_COLUMNS = (
@@ -112,8 +121,15 @@ def resolve_point(con, text: str, gpu: str | None = None) -> Point:
 def judge_measurements(source, query: str, params: dict | None = None) -> duckdb.DuckDBPyConnection:
     """The analysis models over the rows ``query`` selects from ``source``'s measurements, on a new
     in-memory connection, with ``source``'s thresholds, settings, version order and commits."""
+    return judge_rows(source, source.sql(query, params=params or {}).to_arrow_table())
+
+
+def judge_rows(source, rows) -> duckdb.DuckDBPyConnection:
+    """The analysis models over ``rows`` (an Arrow table shaped like ``measurements``; rows from
+    elsewhere too, e.g. a candidate run the warehouse does not hold), on a new in-memory connection,
+    with ``source``'s thresholds, settings, version order and commits."""
     scratch = duckdb.connect()
-    scratch.register("chosen", source.sql(query, params=params or {}).to_arrow_table())
+    scratch.register("chosen", rows)
     scratch.execute("create table measurements as select * from chosen")
     scratch.unregister("chosen")
     for table in _CONTEXT_TABLES:
@@ -159,18 +175,23 @@ def compare(
         if own:
             con.close()
     try:
-        cols = ", ".join(COMPARE_COLUMNS)
-        moved = f" and verdict in {MOVED!r}" if moved_only else ""
-        cur = scratch.execute(
-            f"""select {cols} from verdicts where level = 'sweep' and axis = $axis{moved}
-                order by case verdict when 'regression' then 0 when 'improvement' then 1 when 'transient' then 2
-                    when 'inconclusive' then 3 when 'drift' then 4 when 'unstable' then 5 else 6 end,
-                    abs(ln(ratio)) desc nulls last, kernel_name, kernel_provider, kernel_operation_mode,
-                    metric_name, gpu_name, extra_config""",
-            {"axis": axis},
-        )
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        return sweep_verdicts(scratch, axis, moved_only=moved_only)
     finally:
         scratch.close()
-    return rows
+
+
+def sweep_verdicts(scratch: duckdb.DuckDBPyConnection, axis: str, *, moved_only: bool = True) -> list[dict]:
+    """The sweep rows of ``verdicts`` on ``axis`` of a judged connection, worst first: regressions,
+    then improvements, transients, inconclusive, drift, unstable, the rest; by |ln ratio| within each."""
+    cols = ", ".join(COMPARE_COLUMNS)
+    moved = f" and verdict in {MOVED!r}" if moved_only else ""
+    cur = scratch.execute(
+        f"""select {cols} from verdicts where level = 'sweep' and axis = $axis{moved}
+            order by case verdict when 'regression' then 0 when 'improvement' then 1 when 'transient' then 2
+                when 'inconclusive' then 3 when 'drift' then 4 when 'unstable' then 5 else 6 end,
+                abs(ln(ratio)) desc nulls last, kernel_name, kernel_provider, kernel_operation_mode,
+                metric_name, gpu_name, extra_config""",
+        {"axis": axis},
+    )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

@@ -3,7 +3,8 @@
 Each such file is one run of one commit, exactly as a gh-pages snapshot is (docs/commits.md): the
 source carries the commit as its folder, so ``benchmark_snapshot`` orders it on main's first-parent
 chain, its rows get ``benchmarked_commit`` = that sha, and two runs of one commit are two runs of one
-step, never a pair. ``origin`` says ``bisect``; ``environment`` is the ``environment.json`` beside the
+step, never a pair. ``origin`` says ``bisect`` (``gate`` for
+a run `make gate RECORD=1` recorded); ``environment`` is the ``environment.json`` beside the
 CSV (GPU, driver, CUDA, torch, Triton, Python, host), as canonical JSON text, when there is one.
 They are read under data_raw/ and under the warehouse's ``bisect/`` folder, where `make bisect`
 writes them (source path ``bisect:<path under it>``).
@@ -22,7 +23,15 @@ CSV_NAME = "all_benchmark_data.csv"
 ENVIRONMENT_JSON = "environment.json"
 ORIGIN = "bisect"
 BISECT_PREFIX = "bisect:"
+# `make gate RECORD=1` writes the candidate under <warehouse>/bisect/gate/: a run of its commit like the
+# bisect's, whose origin says it came from the gate
+GATE_DIR = "gate"
+GATE_ORIGIN = "gate"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def is_full_sha(text: str) -> bool:
+    return bool(_SHA.match(text))
 
 
 def commit_run_of(csv_path: Path) -> tuple[str, str] | None:
@@ -52,7 +61,7 @@ def mark(src: SourceFile) -> bool:
     if found is None:
         return False
     src.gh_pages_folder = found[0]
-    src.run_origin = ORIGIN
+    src.run_origin = GATE_ORIGIN if src.source_path.startswith(f"{BISECT_PREFIX}{GATE_DIR}/") else ORIGIN
     src.environment = environment_of(src.path)
     return True
 

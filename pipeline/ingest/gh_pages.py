@@ -687,6 +687,35 @@ def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRang
     return ranges
 
 
+def resolve_rev(repo: Path, rev: str) -> str | None:
+    """The full sha of any revision of the clone (a short sha, a branch, a tag, HEAD), or None."""
+    return _ref_exists(open_repo(repo), rev)
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    return run(open_repo(repo), "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+
+
+def merge_base(repo: Path, a: str, b: str) -> str | None:
+    proc = run(open_repo(repo), "merge-base", a, b, check=False)
+    return proc.stdout.decode().strip() or None
+
+
+def commits_between(repo: Path, from_sha: str, to_sha: str) -> CommitRange:
+    """``git log from..to`` (first-parent commits and everything they merged, newest first), each with
+    its files under src/liger_kernel/: the range between any two commits, as ``commit_ranges`` lists it
+    between consecutive snapshots."""
+    log = _log_with_files(open_repo(repo), [to_sha], from_sha)
+    commits = sorted(log.values(), key=lambda e: (e[0].committed_at, e[0].sha), reverse=True)
+    return CommitRange(
+        from_sha,
+        to_sha,
+        from_sha,
+        to_sha,
+        tuple(HistoryCommit(i.sha, i.committed_at, i.subject, f) for i, f in commits),
+    )
+
+
 def suspects(commit_range: CommitRange, kernel_name: str) -> list[HistoryCommit]:
     """The commits of a range that changed ``kernel_name``'s source (``touches_kernel``)."""
     return [c for c in commit_range.commits if touches_kernel(c.kernel_paths, kernel_name)]

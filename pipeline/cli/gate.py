@@ -1,0 +1,94 @@
+"""`make gate RUN=<csv or folder> BASE=<commit | release | snapshot | auto> [GPU=…] [OUT=dir] [HEAD=rev]
+[WARN_ONLY=1] [RECORD=1]`: did this run make anything slower than its base? (docs/gate.md)
+
+Exit 0: no regression (pass, neutral or skipped); 1: at least one `regression`; 2: bad input (an
+unreadable or malformed CSV, an unknown base, no base run on the candidate's GPU). --warn-only
+always exits 0 (bad input included: the comment says what was wrong). `make` itself turns any
+failing command into its own status 2: CI calls `python -m pipeline.cli.gate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.analyze.gate import GateInputError, GateOptions, run_gate
+from pipeline.analyze.gate.outputs import write_error, write_outputs
+from pipeline.config import load
+from pipeline.contracts.sources import file_sha256
+from pipeline.ingest.commit_runs import COMMIT_RUNS_DIR, CSV_NAME, GATE_DIR, is_full_sha
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="gate", description=__doc__.splitlines()[0])
+    ap.add_argument("run", metavar="RUN", help="the candidate: upstream's all_benchmark_data.csv, or a folder of CSVs")
+    ap.add_argument("--base", required=True, help="commit (full or short sha), release, snapshot, or 'auto'")
+    ap.add_argument("--gpu", default=None, help="the candidate's GPU to judge (only when it has several)")
+    ap.add_argument("--head", default=None, help="the candidate's commit (a revision of LIGER_GIT_REPO)")
+    ap.add_argument("--out", default="gate", help="folder for gate.json and gate.md (default: gate/)")
+    ap.add_argument("--warn-only", action="store_true", help="always exit 0")
+    ap.add_argument("--record", action="store_true", help="also land the run in the warehouse, as a run of HEAD")
+    return ap
+
+
+def record(files: list[str], head: str | None) -> list[Path]:
+    """The candidate as our own run of its commit (pipeline/ingest/commit_runs.py), under the
+    warehouse's bisect/gate/ folder; the warehouse run that ingests it follows."""
+    if not head or not is_full_sha(head):
+        raise GateInputError("--record needs the candidate's commit as a full sha: HEAD= with LIGER_GIT_REPO")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    written = []
+    for f in files:
+        run_id = f"gate-{stamp}-{file_sha256(Path(f))[:12]}"
+        dest = load().local / "bisect" / GATE_DIR / COMMIT_RUNS_DIR / head / run_id / CSV_NAME
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
+        written.append(dest)
+    return written
+
+
+def _judge(ns: argparse.Namespace) -> dict:
+    from pipeline.serve.connect import connect
+
+    try:
+        con = connect()
+    except LookupError as exc:
+        raise GateInputError(f"no warehouse to compare with: {exc}") from exc
+    opts = GateOptions(run=Path(ns.run), base=ns.base, gpu=ns.gpu or None, head=ns.head or None,
+                       repo=load().git_repo_dir, warn_only=ns.warn_only)  # fmt: skip
+    try:
+        return run_gate(opts, con)
+    finally:
+        con.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = _parser().parse_args(argv)
+    out = Path(ns.out)
+    try:
+        doc = _judge(ns)
+        if ns.record:
+            for path in record(doc["candidate"]["files"], doc["candidate"]["commit"]):
+                print(f"gate: recorded {path}", file=sys.stderr)
+    except GateInputError as exc:
+        write_error(out, str(exc))
+        print(f"gate: bad input: {exc}", file=sys.stderr)
+        return 0 if ns.warn_only else 2
+    json_path, md_path = write_outputs(out, doc)
+    counts = ", ".join(f"{n} {v}" for v, n in doc["counts"].items()) or "no sweep judged"
+    print(f"gate: {doc['status']}: {counts} ({doc['gpu']}, base {doc['base']['label']})")
+    print(f"gate: {json_path}\ngate: {md_path}")
+    if ns.record:
+        from pipeline.cli.bisect import ingest
+
+        if ingest() != 0:
+            print("gate: the warehouse run that records the candidate failed", file=sys.stderr)
+            return 2
+    return doc["exit_code"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
