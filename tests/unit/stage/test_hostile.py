@@ -196,6 +196,9 @@ ALLOWED_INTERPOLATIONS = {
     },
     # the alerts view: our own sql/alerts/alerts.sql
     "pipeline/serve/alert_state.py": {"model.name", "model.sql"},
+    # the gate: the module's own column list and a base's predicate (one of two constants, value bound as $base)
+    "pipeline/analyze/gate/base.py": {"base.where", "FACT_COLUMNS"},
+    "pipeline/analyze/gate/candidate.py": {"FACT_COLUMNS"},
     # an alert's member table and ratio column: the module's own constants (_ALERT_MEMBERS)
     "pipeline/bisect/plan.py": {"table", "ratio"},
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
