@@ -179,11 +179,12 @@ def test_the_closing_summary_names_each_regression_newest_first(suspects):
     assert "regressions by version: none (sweep_regressions)" in lines
 
 
-def test_the_report_leads_with_the_commit_trends_then_the_suspect_commits(suspects):
+def test_the_report_leads_with_alerts_then_the_commit_trends_then_the_suspect_commits(suspects):
     clone, wh = suspects
     html = (wh / "reports" / "regressions.html").read_text()
     headings = re.findall(r"<h2[^>]*>(.*?)</h2>", html)
-    assert headings[:3] == [
+    assert re.fullmatch(r"Alerts \(\d+, \d+ open; newest first\)", headings[0])
+    assert headings[1:4] == [
         "Per-commit trend of flagged sweeps",
         "Suspect commits of the commit regressions",
         "Newest version",

@@ -24,6 +24,7 @@ ASSETS = {
     "liger_duckdb",
     "regression_report",
     "dashboard",
+    "alert_notifications",
 }
 CHECKS = {
     "digest_integrity",
