@@ -42,7 +42,10 @@ reference_pairs as (
         string_agg(ref_from.reference_provider, ',' order by ref_from.reference_provider)
             as reference_providers,
         count(*) as reference_count,
-        exp(avg(ln(ref_to.reference_p50 / ref_from.reference_p50))) as reference_ratio
+        -- an exact average, in no thread's order (sweep_pairs says how)
+        exp(
+            avg(round(ln(ref_to.reference_p50 / ref_from.reference_p50) * 4294967296.0)) / 4294967296.0
+        ) as reference_ratio
     from liger_changes
     inner join reference_measurements as ref_from
         on ref_from.axis = liger_changes.axis

@@ -20,6 +20,10 @@ depends_on: [point_pairs, sweep_steps]
 --                            span durations, each with its own measured noise
 --   threshold_source         the source of the points' thresholds (the greatest text when they differ)
 -- Judged in `verdicts` with the same rule as a single point.
+-- Every average is exact, in no thread's order: its terms are put on a grid of 2^-32 (whole numbers
+-- times 2^-32; a log to 2e-10) and whole numbers below 2^53 add up exactly in any order. A plain sum
+-- of doubles depends on the order the threads add them in: two clean runs of the same input gave
+-- ratios that differed in the last digit (tests/e2e/test_output_faults.py).
 with aggregated as (
     select
         axis,
@@ -38,15 +42,19 @@ with aggregated as (
             list_sort(list_distinct(flatten(list(string_split(reference_providers, ','))))),
             ','
         ) as reference_providers,
-        exp(avg(log_ratio)) as geomean_ratio,
-        exp(avg(ln(reference_ratio))) as geomean_reference_ratio,
-        exp(avg(ln(normalized_ratio))) as geomean_normalized_ratio,
-        coalesce(avg(case when from_runs > 1 then from_spread_log end), 0) as from_spread_log,
-        coalesce(avg(case when to_runs > 1 then to_spread_log end), 0) as to_spread_log,
+        exp(avg(round(log_ratio * 4294967296.0)) / 4294967296.0) as geomean_ratio,
+        exp(avg(round(ln(reference_ratio) * 4294967296.0)) / 4294967296.0) as geomean_reference_ratio,
+        exp(avg(round(ln(normalized_ratio) * 4294967296.0)) / 4294967296.0) as geomean_normalized_ratio,
+        coalesce(
+            avg(round(case when from_runs > 1 then from_spread_log end * 4294967296.0)) / 4294967296.0, 0
+        ) as from_spread_log,
+        coalesce(
+            avg(round(case when to_runs > 1 then to_spread_log end * 4294967296.0)) / 4294967296.0, 0
+        ) as to_spread_log,
         count(case when bands_separated and direction = 'worse' then 1 end) as points_bands_worse,
         count(case when bands_separated and direction = 'better' then 1 end)
             as points_bands_better,
-        avg(threshold_log) as threshold_log,
+        avg(round(threshold_log * 4294967296.0)) / 4294967296.0 as threshold_log,
         max(noise_scope) as noise_scope,
         max(threshold_source) as threshold_source
     from point_pairs

@@ -4,11 +4,9 @@ every one is escaped before it enters the Markdown."""
 
 from __future__ import annotations
 
-import re
-
 import duckdb
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~$&])")
+from pipeline.analyze.markdown import md_text
 
 MEMBERS_SQL = """
 select kernel_name, kernel_operation_mode, metric_name, kernel_provider, coalesce(extra_config, ''),
@@ -20,11 +18,6 @@ SUSPECTS_SQL = """
 select "commit", committed_at, subject, kernels from alert_suspects where alert_id = $id
 order by committed_at, "commit"
 """
-
-
-def md_text(value) -> str:
-    """``value`` as literal Markdown text (no link, emphasis, HTML or table cell break)."""
-    return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
 
 
 def text_message(alert: dict) -> str:

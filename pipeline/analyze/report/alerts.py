@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from pipeline.analyze.alerts.lead import Lead, read_leads, sweep_text
-from pipeline.analyze.alerts.messages import md_text
+from pipeline.analyze.markdown import md_text
 
 ALERTS_SHOWN = 50
 SWEEPS_SHOWN = 8

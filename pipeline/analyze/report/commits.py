@@ -18,6 +18,7 @@ import base64
 import html
 from dataclasses import dataclass
 
+from pipeline.analyze.markdown import md_code, md_text
 from pipeline.analyze.report.plot import Plot, PlotBatch
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
 from pipeline.analyze.report.tables import Column, render_table
@@ -298,10 +299,10 @@ def commit_section_markdown(section: CommitSection, max_plots: int) -> list[str]
     if not section.trends:
         md.append("_none: no commit sweep is flagged (or no gh-pages snapshot was read)_\n")
     for t in section.trends:
-        title = _title(t)
-        marks = "".join(f"* {_mark_text(m)}\n" for m in t.marks)
+        title = md_text(_title(t))
+        marks = "".join(f"* {md_text(_mark_text(m))}\n" for m in t.marks)
         md.append(
-            f"\n### {title}\n\n{marks}\n`extra_config`: `{t.group['extra_config']}`\n\n"
+            f"\n### {title}\n\n{marks}\n`extra_config`: {md_code(t.group['extra_config'])}\n\n"
             f"![{title}](plots/{t.plot.name})\n"
         )
     md += ["\n## Suspect commits of the commit regressions\n", _suspects_note(section) + "\n", section.suspects_md]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html as _html
 from dataclasses import dataclass
 
+from pipeline.analyze.markdown import md_text_sql
+
 __all__ = [
     "Column",
     "install_macros",
@@ -33,9 +35,9 @@ _MACROS = (
     # cell text that may wrap after `_` and `,` (long kernel and provider names have no spaces)
     """create or replace temp macro html_wrap(s) as
         replace(replace(html_text(s), '_', '_<wbr>'), ',', ',<wbr>')""",
-    # a markdown cell: a pipe would split the cell, a newline would end the row
-    """create or replace temp macro md_text(s) as
-        replace(replace(replace(coalesce(cast(s as varchar), ''), '|', '\\|'), chr(10), ' '), chr(13), ' ')""",
+    # a markdown cell: text, never markup (a pipe would split the cell, a newline end the row, `<b>` or
+    # `[x](y)` render): pipeline/analyze/markdown.py's one rule
+    f"create or replace temp macro md_text(s) as {md_text_sql('s')}",
     # `key=value` of one config key, cut to CHIP_CHARS characters (an ellipsis marks the cut)
     """create or replace temp macro config_kv(j, k) as
         k || '=' || coalesce(json_extract_string(j, '$."' || replace(k, '"', '\\"') || '"'), 'null')""",

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.analyze.markdown import md_code, md_text
 from pipeline.analyze.report.alerts import alert_section_html, alert_section_markdown, read_alert_section
 from pipeline.analyze.report.commits import (
     CommitSection,
@@ -255,7 +256,7 @@ def _coverage_tables(coverage) -> tuple[str, str]:
         + " |\n|"
         + "|".join("---" for _ in head)
         + "|\n"
-        + "".join("| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |\n" for r in rows)
+        + "".join("| " + " | ".join(md_text(v) for v in r) + " |\n" for r in rows)
     )
     return html_table, md
 
@@ -423,12 +424,12 @@ def _plot_title(sweep: dict) -> str:
 def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
     md = [
         "# Liger regression report\n",
-        f"Generated {t.generated} from `{t.db_name}`. Newest version: **{t.version}**.\n",
+        f"Generated {t.generated} from {md_code(t.db_name)}. Newest version: **{md_text(t.version)}**.\n",
         *alert_section_markdown(c.alerts),
         *commit_section_markdown(c.commits, t.max_plots),
         "\n## Newest version\n",
-        f"**{t.headline}**\n",
-        f"{t.newest_sentence}.\n",
+        f"**{md_text(t.headline)}**\n",
+        f"{md_text(t.newest_sentence)}.\n",
         t.intro + "\n",
         f"Settings: {t.settings}.\n",
         "## Coverage per version\n",
@@ -436,7 +437,7 @@ def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
         "\n## Flagged sweeps (newest version first, then by severity)\n",
         t.plotted + "\n",
         c.flagged.md,
-        f"\n## Point-level regressions in {t.version}\n",
+        f"\n## Point-level regressions in {md_text(t.version)}\n",
         _capped(c.points.shown, c.points.total, "regressions"),
         c.points.md,
         "\n## Plots\n",
@@ -444,9 +445,9 @@ def _markdown(c: _Contents, t: _Texts, coverage_md: str) -> str:
     if not c.plots:
         md.append("_none_\n")
     for sweep, plot in c.plots:
-        title = _plot_title(sweep)
+        title = md_text(_plot_title(sweep))
         md.append(
-            f"\n### {title}\n\n{sweep['reason']}\n\n`extra_config`: `{sweep['extra_config']}`\n\n"
+            f"\n### {title}\n\n{md_text(sweep['reason'])}\n\n`extra_config`: {md_code(sweep['extra_config'])}\n\n"
             f"![{title}](plots/{plot.name})\n"
         )
     md += [

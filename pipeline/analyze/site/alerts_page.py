@@ -13,6 +13,7 @@ from html import escape
 from pipeline.analyze.alerts.lead import Lead, read_leads, sweep_text
 
 from .bisect_results import result_line, results_of
+from .pages import plotly_text_js
 from .payload import SWEEP_KEY, SiteData, payload_json
 
 ALERTS_PAGE = "alerts.html"
@@ -26,11 +27,13 @@ const figures = JSON.parse(document.getElementById('alert-data').textContent);
 for (const [id, fig] of Object.entries(figures)) {
   const div = document.getElementById('plot-' + id);
   if (!div) continue;
-  Plotly.newPlot(div, fig.traces.map(t => ({x: t.x, y: t.y, name: t.name, mode: 'lines+markers', type: 'scatter'})),
+  // names and axis labels are data: text for Plotly, never markup (plotly_text.js)
+  Plotly.newPlot(div, fig.traces.map(t => ({x: t.x.map(plotlyText), y: t.y, name: plotlyText(t.name),
+                                            mode: 'lines+markers', type: 'scatter'})),
     {height: 320, margin: {l: 50, r: 10, t: 10, b: 80}, yaxis: {type: 'log', title: 'relative to the from step'},
      xaxis: {tickangle: -45, type: 'category'}, showlegend: true, legend: {font: {size: 10}},
-     shapes: fig.range ? [{type: 'rect', xref: 'x', yref: 'paper', x0: fig.range[0], x1: fig.range[1], y0: 0, y1: 1,
-       fillcolor: 'rgba(214,39,40,0.12)', line: {width: 0}}] : []},
+     shapes: fig.range ? [{type: 'rect', xref: 'x', yref: 'paper', x0: plotlyText(fig.range[0]),
+       x1: plotlyText(fig.range[1]), y0: 0, y1: 1, fillcolor: 'rgba(214,39,40,0.12)', line: {width: 0}}] : []},
     {displayModeBar: false, responsive: true});
 }
 """
@@ -133,7 +136,7 @@ def alerts_html(con, data: SiteData, head: str, plotly_file: str, bisect_results
             *(parts or ["<p><em>No flagged step on either axis.</em></p>"]),
             f"<script src='{plotly_file}'></script>",
             f"<script type='application/json' id='alert-data'>{payload_json(figures)}</script>",
-            f"<script>{_SCRIPT}</script>",
+            f"<script>{plotly_text_js()}{_SCRIPT}</script>",
             "</body></html>",
         ]
     )

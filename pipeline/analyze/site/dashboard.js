@@ -14,12 +14,8 @@
   var FLAGGED = {};
   P.flagged.forEach(function (v) { FLAGGED[v] = true; });
 
-  // Plotly renders a subset of HTML in names, ticks and hover text and treats $...$ as TeX: escape both.
-  function esc(text) {
-    return String(text === null || text === undefined ? '(none)' : text)
-      .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-      .replace(/\$/g, '&#36;').replace(/"/g, '&quot;');
-  }
+  // Plotly renders a subset of HTML in names, ticks and hover text and treats $...$ as TeX (plotly_text.js)
+  var esc = plotlyText;
   function str(field, idx) { var v = S[field][idx]; return v === null || v === undefined ? '(none)' : v; }
   function el(tag, text, cls) {
     var e = document.createElement(tag);

@@ -17,10 +17,17 @@ from pipeline.analyze.report.queries import FLAGGED_VERDICTS, VersionCoverage
 
 from .payload import SiteData, payload_json
 
-__all__ = ["PLOTLY_FILE", "index_html", "release_file_name", "release_html"]
+__all__ = ["PLOTLY_FILE", "index_html", "plotly_text_js", "release_file_name", "release_html"]
 
 PLOTLY_FILE = "plotly.min.js"
 _HERE = Path(__file__).resolve().parent
+
+
+def plotly_text_js() -> str:
+    """``plotlyText(text)``: the one rule for data text handed to Plotly, on every page that plots."""
+    return (_HERE / "plotly_text.js").read_text()
+
+
 VERDICT_COLORS = {
     "regression": "#d62728",
     "improvement": "#2ca02c",
@@ -97,7 +104,7 @@ def index_html(
 ) -> str:
     filters = "".join(f"<label for='{fid}'>{_e(label)}<select id='{fid}'></select></label>" for fid, label in _FILTERS)
     axis = "commits (ordered by release, then commit order)" if data.axis_mode == "commit" else "Liger versions"
-    script = (_HERE / "dashboard.js").read_text()
+    script = plotly_text_js() + (_HERE / "dashboard.js").read_text()
     return "".join(
         [
             _head("Liger-Kernel benchmarks"),

@@ -44,16 +44,22 @@ _SWEEP_COLS = ", ".join(SWEEP_KEY)
 MAX_SUSPECT_ROWS = 5000
 # string fields of a sweep, in the order of a row of payload["sweeps"]
 SWEEP_FIELDS = ("kernel", "provider", "mode", "metric", "gpu", "xname", "config", "unit")
+# the largest double of 4 significant digits: a finite value near the double maximum (1.7975e308 and up)
+# rounds to 1.798e308, which is no double (infinity); such a value is cut to this one instead
+SIG4_MAX = 1.797e308
 
 
 def sig4(value) -> float | int | None:
-    """``value`` rounded to 4 significant digits (an int when whole), None when not a finite number."""
+    """``value`` rounded to 4 significant digits (an int when whole), None when not a finite number; a
+    finite value never rounds to infinity (`SIG4_MAX`)."""
     if value is None:
         return None
     value = float(value)
     if not math.isfinite(value):
         return None
     rounded = float(f"{value:.4g}")
+    if not math.isfinite(rounded):
+        rounded = math.copysign(SIG4_MAX, value)
     return int(rounded) if rounded.is_integer() and abs(rounded) < 1e15 else rounded
 
 
@@ -238,7 +244,11 @@ def sig4_sql(column: str) -> str:
     """:func:`sig4` in SQL, for whole columns: the same double (4 significant digits, correctly rounded,
     NULL when not finite); a whole number stays a double here, which JSON prints with ``.0``.
     tests/unit/analyze/test_site_payload.py holds the two to the same values."""
-    return f"case when isfinite({column}) then cast(printf('%.4g', {column}) as double) end"
+    rounded = f"cast(printf('%.4g', {column}) as double)"
+    return (
+        f"case when isfinite({column}) then "
+        f"case when isfinite({rounded}) then {rounded} else sign({column}) * {SIG4_MAX!r} end end"
+    )
 
 
 def _point_frame(con, points_sql: str, axis_index: dict):
@@ -404,10 +414,26 @@ def _cell(value):
     return value if value is None or isinstance(value, int | bool) else str(value)
 
 
+def _finite(value):
+    """``value`` with every float that JSON has no number for (NaN, ±infinity) as None, in lists and dicts."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def payload_json(payload: dict) -> str:
     """Compact JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
-    survive unescaped, so no data string can close the script element or open a comment."""
-    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    survive unescaped, so no data string can close the script element or open a comment. A number
+    JSON cannot write (NaN, ±infinity: a ratio of two finite values may overflow) is null, a gap,
+    never an error that leaves the site unwritten."""
+    try:
+        text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite float somewhere: walk the payload once more, only then
+        text = json.dumps(_finite(payload), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return (
         text.replace("&", "\\u0026")
         .replace("<", "\\u003c")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 
 import pytest
@@ -41,6 +42,25 @@ def test_sig4():
     assert sig4(12345678.9) == 12350000
     assert sig4(None) is None and sig4(float("nan")) is None and sig4(float("inf")) is None
     assert sig4(2.0) == 2 and isinstance(sig4(2.0), int)
+
+
+@pytest.mark.parametrize("value", [1.7976931348623157e308, 1.79765e308, 1.7975e308, -1.7976931348623157e308])
+def test_sig4_never_rounds_a_finite_value_to_infinity(value):
+    """4 digits of the double maximum are 1.798e308, which is no double: the value is cut to the largest
+    4-digit double of its sign instead, in Python and in SQL alike (issue 46, case 4)."""
+    import duckdb
+
+    from pipeline.analyze.site.payload import SIG4_MAX, sig4_sql
+
+    assert sig4(value) == math.copysign(SIG4_MAX, value)
+    assert duckdb.connect().execute(f"select {sig4_sql('$v')}", {"v": value}).fetchone()[0] == sig4(value)
+    assert sig4(5e-324) == 5e-324 and sig4(1e-320) == 1e-320  # subnormals round within range
+
+
+def test_payload_json_writes_no_non_finite_number():
+    """A ratio of two finite values may overflow: JSON gets null (a gap), never NaN or Infinity."""
+    text = payload_json({"a": [1.5, float("inf"), {"b": float("-inf"), "c": (float("nan"), 2)}], "s": "<x>"})
+    assert json.loads(text) == {"a": [1.5, None, {"b": None, "c": [None, 2]}], "s": "<x>"}
 
 
 def test_payload_by_version(tmp_path):
