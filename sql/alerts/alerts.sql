@@ -1,5 +1,6 @@
 /* MODEL
 name: alerts
+grain: [alert_id]
 depends_on: [alert_groups, alert_state, warehouse_run]
 */
 -- alerts: one row per alert (alert_groups), with what people and earlier runs said about it

@@ -1,5 +1,6 @@
 /* MODEL
 name: alert_kernels
+grain: [alert_id, kernel_name]
 depends_on: [alert_range_commits]
 */
 -- alert_kernels: one row per alert and flagged kernel, with whether that kernel's code changed.

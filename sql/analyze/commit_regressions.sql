@@ -1,5 +1,6 @@
 /* MODEL
 name: commit_regressions
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, from_commit, to_commit]
 depends_on: [alert_members, commit_ranges, verdicts]
 */
 -- commit_regressions: one verdict per liger-family sweep on one GPU and pair of consecutive

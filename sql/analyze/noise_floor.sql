@@ -1,6 +1,7 @@
 /* MODEL
 name: noise_floor
 kind: FULL
+grain: [metric_name, gpu_name, scope, duration_bucket]
 depends_on: [commit_ranges, regression_settings, series_steps, step_changes]
 */
 -- noise_floor: how far the p50 moves when the same code is simply run again, per GPU, metric and

@@ -1,6 +1,7 @@
 /* MODEL
 name: sweep_regressions
 kind: FULL
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, from_version, to_version]
 depends_on: [alert_members, liger_versions, verdicts]
 */
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
