@@ -162,7 +162,10 @@ def test_v070_era_npu_only_step_is_environment_and_an_excursion_taken_back_at_an
         assert_each_flagged_pair_in_one_alert(con)
         rows = con.execute(
             "select kernel_names, kind, cause, suspects, status, recovered_at, from_commit, to_commit, line "
-            "from alerts where direction = 'regression' order by to_order"
+            "from alerts where direction = 'regression' and kernel_names <> ['geglu'] order by to_order"
+        ).fetchall()
+        flips = con.execute(
+            "select status, to_label, pairs from alerts where kernel_names = ['geglu'] order by to_order"
         ).fetchall()
         faster = con.execute(
             "select kernel_names, cause, suspects, status from alerts where direction = 'improvement' "
@@ -186,6 +189,8 @@ def test_v070_era_npu_only_step_is_environment_and_an_excursion_taken_back_at_an
     assert len(rows) == 2
     # swiglu's faster week: its take-back range is unknown too, its own range touches nothing of it
     assert faster == [(["swiglu"], "environment", [], "transient")]
+    # geglu up at e3, back at e4, up at ERA_UNKNOWN, back at e5: two excursions, each pair in one of them
+    assert flips == [("transient", clone.short("e3"), 2), ("transient", ERA_UNKNOWN, 2)]
 
 
 def test_shared_clone_every_flagged_pair_in_one_alert_and_2845fe8_is_code(tmp_path):
