@@ -180,12 +180,16 @@ KERNEL_ROOT = "src/liger_kernel/"
 # 2. A file whose stem (name without .py), split on "_", is a contiguous run of the kernel name's tokens:
 #    ops/rms_norm.py -> rms_norm, fused_add_rms_norm; chunked_loss/cpo_loss.py -> fused_linear_cpo_loss;
 #    ops/cross_entropy.py -> cross_entropy, fused_linear_cross_entropy. Any folder: ops/, transformers/,
-#    chunked_loss/, ops/experimental/, ops/backends/... The kernel name is lower-cased and loses a config
+#    chunked_loss/, ops/experimental/, ops/cutile/... The kernel name is lower-cased and loses a config
 #    suffix "_<key>=<value>" (dyt_beta=False -> dyt).
+#    Except OTHER_DEVICE_BACKENDS: upstream's ops/backends/ holds "operator implementations for devices other
+#    than the default (CUDA)" (Ascend NPU), which never run on the NVIDIA GPUs its benchmarks measure; the
+#    v0.7.0-era NPU commits otherwise read as code changes of softmax, rms_norm, layer_norm (issue 42).
 # 3. FAMILY_FILES: the base classes of chunked losses count for every kernel whose name has the token "loss".
 # 4. KERNEL_ALIASES: kernels implemented in a file whose name is not theirs.
 # Over-inclusive on purpose (a suspect list, not a verdict): ops/jsd.py also counts for distill_jsd_loss.
 SHARED_FILES = frozenset({"ops/utils.py", "utils.py"})
+OTHER_DEVICE_BACKENDS = "ops/backends/"
 FAMILY_FILES = {
     "loss": frozenset(
         {
@@ -226,6 +230,8 @@ def touches_kernel(paths: Iterable[str], kernel_name: str) -> bool:
         if not path.startswith(KERNEL_ROOT):
             continue
         rel = path[len(KERNEL_ROOT) :]
+        if rel.startswith(OTHER_DEVICE_BACKENDS):
+            continue
         if rel in SHARED_FILES or any(rel in files for files in families):
             return True
         if not rel.endswith(".py"):

@@ -62,7 +62,7 @@ flagged as (
             and chained.previous_to_rank = chained.from_step_rank
             and (chained.previous_ratio > 1) <> (chained.ratio > 1),
             false
-        ) as takes_back
+        ) as follows_excursion
     from chained
     left join commit_covered
         on chained.axis = 'version'
@@ -78,9 +78,39 @@ flagged as (
         and (chained.axis = 'commit' or commit_covered.gpu_name is null)
 ),
 
-anchored as (
+-- A sweep flipping every week (up, back, up, back) is a run of transient pairs each following the
+-- one before: its 1st, 3rd ... pairs open an excursion, its 2nd, 4th ... take one back. A pair that
+-- took back a take-back would anchor an alert with no step of its own (upstream's full history:
+-- fused_linear_cross_entropy up at 2845fe8, back at 009401c, up again at 77a4c1a; issue 42).
+excursion_runs as (
     select
         flagged.*,
+        sum(case when follows_excursion then 0 else 1 end) over sweep_flags as excursion_run
+    from flagged
+    window sweep_flags as (
+        partition by
+            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name,
+            extra_config
+        order by to_step_rank
+        rows between unbounded preceding and current row
+    )
+),
+
+taking_back as (
+    select
+        excursion_runs.*,
+        follows_excursion and row_number() over (
+            partition by
+                axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name,
+                extra_config, excursion_run
+            order by to_step_rank
+        ) % 2 = 0 as takes_back
+    from excursion_runs
+),
+
+anchored as (
+    select
+        taking_back.*,
         case when takes_back then 'taken back' else 'step' end as role,
         case when verdict = 'transient' then 'transient' else 'step' end as kind,
         case
@@ -103,7 +133,7 @@ anchored as (
             )
             else case when takes_back then previous_to_version else to_version end
         end as anchor_to
-    from flagged
+    from taking_back
 ),
 
 opened as (

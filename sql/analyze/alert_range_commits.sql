@@ -10,6 +10,10 @@ depends_on: [alert_members, commit_change, commit_ranges]
 --   touches        the commit changes this kernel's source: commit_change.touches_kernel_of, the
 --                  one rule (pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
 -- Version-axis alerts have no commits: commits_known false.
+-- Only the ranges of the alert's 'step' pairs: an excursion is judged on the step into it (the
+-- alert's range), not on the pair that takes it back. With upstream's full gh-pages history,
+-- fused_linear_cross_entropy's x2.2 at 2845fe8 is taken back at 009401c, a commit no clone holds:
+-- its unknown range made the whole alert `unknown` (issue 42).
 with member_ranges as (
     select distinct
         m.alert_id,
@@ -26,6 +30,7 @@ with member_ranges as (
         on m.axis = 'commit' and range_from.commit_order = m.from_order
     left join commit_ranges as range_to
         on m.axis = 'commit' and range_to.commit_order = m.to_order
+    where m.role = 'step'
 ),
 
 ranged_changes as (

@@ -4,6 +4,9 @@ a real webhook receiver on 127.0.0.1.
 * every flagged commit regression belongs to exactly one alert (shipped data; the shared clone);
 * cause by the touches_kernel rule: fused_linear_cross_entropy at 2845fe8 is `code` with 2845fe83
   its only suspect (shared clone); a synthetic clone's step is `code`, its excursion `environment`;
+* a synthetic clone of the v0.7.0 era (full gh-pages history): a step whose range holds only an NPU
+  backend commit is `environment` and recovered; an excursion taken back at a commit the clone does not
+  hold is judged on its own range: `code`, its commit the only suspect;
 * alert ids survive a rebuild; the lifecycle (open -> recovered when a new snapshot takes the step
   back) sends one message per state change, none when nothing is new, and retries a failed delivery;
 * an acknowledgement survives a full rebuild of liger.duckdb.
@@ -26,7 +29,7 @@ from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.alert_state import read_state
 from pipeline.store.warehouse import Warehouse
 from tests.conftest import all_assets_and_checks
-from tests.fixtures.gh_pages_repo import build_suspects_repo
+from tests.fixtures.gh_pages_repo import ERA_UNKNOWN, build_era_repo, build_suspects_repo
 from tests.fixtures.shared_data import require_shared_data
 from tests.fixtures.webhook import Receiver
 
@@ -146,6 +149,48 @@ def test_a_step_whose_kernels_changed_is_code_and_an_excursion_on_unchanged_code
     kernels, cause, status, suspects, evidence = excursion[0]
     assert (kernels, cause, status, suspects) == (["swiglu"], "environment", "transient", [])
     assert evidence.startswith("environment: no commit in range touches these kernels")
+
+
+def test_v070_era_npu_only_step_is_environment_and_an_excursion_taken_back_at_an_unknown_commit_is_code(
+    tmp_path,
+):
+    clone = build_era_repo(tmp_path / "repo")
+    c = clone.commits
+    (tmp_path / "data_raw").mkdir()
+    _build(tmp_path / "data_raw", tmp_path / "wh", clone.path)
+    with _open(tmp_path / "wh") as con:
+        assert_each_flagged_pair_in_one_alert(con)
+        rows = con.execute(
+            "select kernel_names, kind, cause, suspects, status, recovered_at, from_commit, to_commit, line "
+            "from alerts where direction = 'regression' and kernel_names <> ['geglu'] order by to_order"
+        ).fetchall()
+        flips = con.execute(
+            "select status, to_label, pairs from alerts where kernel_names = ['geglu'] order by to_order"
+        ).fetchall()
+        faster = con.execute(
+            "select kernel_names, cause, suspects, status from alerts where direction = 'improvement' "
+            "and kind = 'transient'"
+        ).fetchall()
+    # softmax x6 at e1..e2: the range's one kernel-side commit is an Ascend NPU backend (ops/backends/)
+    kernels, kind, cause, suspects, status, recovered_at, frm, to, line = rows[0]
+    assert (kernels, kind, cause, suspects) == (["softmax"], "step", "environment", [])
+    assert (frm, to, status, recovered_at) == (c["e1"], c["e2"], "recovered", clone.short("e5"))
+    assert "environment: no commit in range touches these kernels" in line
+    # flce x2.2 at e3..e4, taken back at ERA_UNKNOWN (not in the clone): judged on e3..e4 alone
+    kernels, kind, cause, suspects, status, _, frm, to, line = rows[1]
+    assert (kernels, kind, cause, suspects, status) == (
+        ["fused_linear_cross_entropy"],
+        "transient",
+        "code",
+        [c["e4"]],
+        "transient",
+    )
+    assert (frm, to) == (c["e3"], c["e4"]) and f"taken back at {ERA_UNKNOWN}" in line
+    assert len(rows) == 2
+    # swiglu's faster week: its take-back range is unknown too, its own range touches nothing of it
+    assert faster == [(["swiglu"], "environment", [], "transient")]
+    # geglu up at e3, back at e4, up at ERA_UNKNOWN, back at e5: two excursions, each pair in one of them
+    assert flips == [("transient", clone.short("e3"), 2), ("transient", ERA_UNKNOWN, 2)]
 
 
 def test_shared_clone_every_flagged_pair_in_one_alert_and_2845fe8_is_code(tmp_path):

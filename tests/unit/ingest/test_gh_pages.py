@@ -249,6 +249,9 @@ def test_reruns(clone, ordered, ranges):
         (["src/liger_kernel/ops/dyt.py"], "dyt_beta=False", True),  # config suffix dropped
         (["src/liger_kernel/ops/multi_token_attention.py"], "sparse_multi_token_attention", True),
         (["src/liger_kernel/transformers/model/llama.py"], "rms_norm", False),
+        (["src/liger_kernel/ops/backends/_ascend/ops/softmax.py"], "softmax", False),  # another device's
+        (["src/liger_kernel/ops/backends/_ascend/ops/__init__.py"], "rms_norm", False),
+        (["src/liger_kernel/ops/cutile/ops/jsd.py"], "jsd", True),  # a CUDA DSL beside the defaults
         (["src/liger_kernel/chunked_loss/README.md"], "dpo_loss", False),
         (["README.md", "test/transformers/test_rms_norm.py"], "rms_norm", False),  # outside src/liger_kernel/
         ([], "rms_norm", False),
