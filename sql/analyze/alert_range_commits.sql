@@ -1,6 +1,6 @@
 /* MODEL
 name: alert_range_commits
-depends_on: [alert_members, commit_change, commit_ranges]
+depends_on: [alert_members, commit_range_changes, commit_ranges]
 */
 -- alert_range_commits: one row per alert, flagged kernel and range of that kernel's flagged pairs
 -- (from_order, to_order] on the commit axis, with whether its commits are known, and one row per
@@ -31,18 +31,6 @@ with member_ranges as (
     left join commit_ranges as range_to
         on m.axis = 'commit' and range_to.commit_order = m.to_order
     where m.role = 'step'
-),
-
-ranged_changes as (
-    select
-        commit_ranges.commit_order as range_order,
-        commit_change."commit",
-        commit_change.committed_at,
-        commit_change.subject,
-        commit_change.touches_kernel_of
-    from commit_change
-    inner join commit_ranges
-        on commit_ranges."commit" = commit_change.to_commit
 )
 
 select distinct
@@ -51,13 +39,13 @@ select distinct
     member_ranges.from_order,
     member_ranges.to_order,
     member_ranges.commits_known,
-    ranged_changes."commit",
-    ranged_changes.committed_at,
-    ranged_changes.subject,
-    coalesce(list_contains(ranged_changes.touches_kernel_of, member_ranges.kernel_name), false)
+    commit_range_changes."commit",
+    commit_range_changes.committed_at,
+    commit_range_changes.subject,
+    coalesce(list_contains(commit_range_changes.touches_kernel_of, member_ranges.kernel_name), false)
         as touches
 from member_ranges
-left join ranged_changes
+left join commit_range_changes
     on member_ranges.commits_known
-    and ranged_changes.range_order > member_ranges.from_order
-    and ranged_changes.range_order <= member_ranges.to_order
+    and commit_range_changes.range_order > member_ranges.from_order
+    and commit_range_changes.range_order <= member_ranges.to_order

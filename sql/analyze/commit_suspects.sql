@@ -1,6 +1,6 @@
 /* MODEL
 name: commit_suspects
-depends_on: [commit_change, commit_ranges, commit_regressions]
+depends_on: [commit_range_changes, commit_regressions]
 */
 -- commit_suspects: for every `regression` row of commit_regressions, each commit of main in
 -- (from_commit, to_commit] (git range semantics), one row per commit.
@@ -29,18 +29,6 @@ with regression_rows as (
         to_commit_order
     from commit_regressions
     where verdict = 'regression'
-),
-
-ranged_changes as (
-    select
-        commit_ranges.commit_order as range_order,
-        commit_change."commit",
-        commit_change.committed_at,
-        commit_change.subject,
-        commit_change.touches_kernel_of
-    from commit_change
-    inner join commit_ranges
-        on commit_ranges."commit" = commit_change.to_commit
 )
 
 select distinct
@@ -53,12 +41,12 @@ select distinct
     regression_rows.extra_config,
     regression_rows.from_commit,
     regression_rows.to_commit,
-    ranged_changes."commit",
-    ranged_changes.committed_at,
-    ranged_changes.subject,
-    coalesce(list_contains(ranged_changes.touches_kernel_of, regression_rows.kernel_name), false)
+    commit_range_changes."commit",
+    commit_range_changes.committed_at,
+    commit_range_changes.subject,
+    coalesce(list_contains(commit_range_changes.touches_kernel_of, regression_rows.kernel_name), false)
         as touches_kernel
 from regression_rows
-inner join ranged_changes
-    on ranged_changes.range_order > regression_rows.from_commit_order
-    and ranged_changes.range_order <= regression_rows.to_commit_order
+inner join commit_range_changes
+    on commit_range_changes.range_order > regression_rows.from_commit_order
+    and commit_range_changes.range_order <= regression_rows.to_commit_order

@@ -354,3 +354,18 @@ def test_the_alerts_page_shows_a_bisect_result_beside_its_alert_as_text(suspects
     section = section[: section.index("</section>")]
     assert section.count("<li>bisect:") == 2 and "../bisect/20260101T000000Z-a/result.md" in section
     assert f"culprit <code>{c['a4'][:12]}</code> &lt;b&gt;tiling&lt;/b&gt;" in section and "<b>tiling" not in page
+
+
+def test_commit_regressions_kernel_changed_is_per_kernel(suspects_wh):
+    """swiglu's excursion range holds commits that change rope and layer_norm only: the repository's
+    source changed there, swiglu's did not; rms_norm's step range holds a4, which changes it."""
+    clone, wh = suspects_wh
+    c = clone.commits
+    with _open(wh) as con:
+        rows = con.execute(
+            "select kernel_name, source_changed, kernel_changed from commit_regressions "
+            "where verdict in ('regression', 'improvement', 'transient') and kernel_name in ('swiglu', 'rms_norm') "
+            "and to_commit in ($a5, $a9) group by all order by 1",
+            {"a5": c["a5"], "a9": c["a9"]},
+        ).fetchall()
+    assert rows == [("rms_norm", True, True), ("swiglu", True, False)]
