@@ -51,13 +51,19 @@ def all_assets_and_checks() -> list:
 
 
 def materialize(
-    data_raw: Path, warehouse: Path, selection: str | None = None, run_config=None, raise_on_error: bool = True
+    data_raw: Path,
+    warehouse: Path,
+    selection: str | None = None,
+    run_config=None,
+    raise_on_error: bool = True,
+    git_repo: str | Path = "",
 ) -> dg.ExecuteInProcessResult:
     from pipeline.defs.resources import WarehouseResource
 
+    resource = WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse), git_repo=str(git_repo))
     return dg.materialize(
         all_assets_and_checks(),
-        resources={"warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse))},
+        resources={"warehouse": resource},
         instance=dg.DagsterInstance.ephemeral(),
         # the warehouse job's assets: everything but the partitioned staging asset
         selection=selection or dg.AssetSelection.assets("staged_sources").downstream(),

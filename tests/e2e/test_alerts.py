@@ -25,10 +25,9 @@ import pytest
 from pipeline.analyze.site import render_site
 from pipeline.bisect.plan import BisectOptions, PlanError, make_plan
 from pipeline.cli.ack import acknowledge
-from pipeline.defs.resources import WarehouseResource
 from pipeline.serve.alert_state import read_state
 from pipeline.store.warehouse import Warehouse
-from tests.conftest import all_assets_and_checks
+from tests.conftest import materialize
 from tests.fixtures.gh_pages_repo import ERA_UNKNOWN, build_era_repo, build_suspects_repo
 from tests.fixtures.shared_data import require_shared_data
 from tests.fixtures.webhook import Receiver
@@ -40,14 +39,7 @@ H100 = "NVIDIA H100 80GB HBM3"
 
 
 def _build(data_raw: Path, warehouse: Path, git_repo: str | Path = "") -> dg.ExecuteInProcessResult:
-    result = dg.materialize(
-        all_assets_and_checks(),
-        resources={
-            "warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse), git_repo=str(git_repo))
-        },
-        instance=dg.DagsterInstance.ephemeral(),
-        selection=dg.AssetSelection.assets("staged_sources").downstream(),
-    )
+    result = materialize(data_raw, warehouse, git_repo=git_repo)
     assert result.success
     return result
 

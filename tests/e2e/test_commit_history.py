@@ -10,26 +10,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import dagster as dg
 import duckdb
 import pytest
 
 from pipeline.cli.summary import regression_lines
-from pipeline.defs.resources import WarehouseResource
-from tests.conftest import all_assets_and_checks
+from tests.conftest import materialize
 from tests.fixtures.gh_pages_repo import SUSPECT_GPU, GhPagesRepo, build_gh_pages_repo, build_suspects_repo
 
 
 def _build(data_raw, warehouse, git_repo="") -> duckdb.DuckDBPyConnection:
-    result = dg.materialize(
-        all_assets_and_checks(),
-        resources={
-            "warehouse": WarehouseResource(data_raw=str(data_raw), warehouse=str(warehouse), git_repo=str(git_repo))
-        },
-        instance=dg.DagsterInstance.ephemeral(),
-        selection=dg.AssetSelection.assets("staged_sources").downstream(),
-    )
-    assert result.success
+    assert materialize(data_raw, warehouse, git_repo=git_repo).success
     return duckdb.connect(str(warehouse / "liger.duckdb"), read_only=True)
 
 
