@@ -16,11 +16,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from pipeline.config import SQL_DIR
 from pipeline.engine import read_model
-from pipeline.store.delta import storage_options
+from pipeline.store.delta import WarehouseTableError, storage_options
 
 TABLE = "alert_state"
 ALERTS_SQL = SQL_DIR / "alerts" / "alerts.sql"
@@ -51,17 +51,23 @@ def read_state(root_uri: str) -> pa.Table:
     """Every state row (an empty table of SCHEMA before the first)."""
     try:
         dt = DeltaTable(state_uri(root_uri), storage_options=storage_options(root_uri))
+        return dt.to_pyarrow_table().select(SCHEMA.names).cast(SCHEMA)
     except TableNotFoundError:
         return SCHEMA.empty_table()
-    return dt.to_pyarrow_table().select(SCHEMA.names).cast(SCHEMA)
+    except (DeltaError, OSError, ValueError) as exc:
+        raise WarehouseTableError(TABLE, state_uri(root_uri), exc) from exc
 
 
 def write_state(root_uri: str, rows: list[dict]) -> None:
     """Replace the state with ``rows`` (dicts with SCHEMA's keys) in one Delta commit."""
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
-    write_deltalake(
-        state_uri(root_uri), table, mode="overwrite", schema_mode="overwrite", storage_options=storage_options(root_uri)
-    )
+    try:
+        options = storage_options(root_uri)
+        write_deltalake(state_uri(root_uri), table, mode="overwrite", schema_mode="overwrite", storage_options=options)
+    except CommitFailedError:
+        raise
+    except (DeltaError, OSError) as exc:
+        raise WarehouseTableError(TABLE, state_uri(root_uri), exc) from exc
 
 
 def by_id(table: pa.Table) -> dict[str, dict]:

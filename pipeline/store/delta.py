@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, WriterProperties, write_deltalake
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from pipeline.common.duck import is_remote
 from pipeline.config import object_store
@@ -85,6 +85,43 @@ def _commit_file_identity(uri: str, version: int) -> tuple[int, int, int] | None
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+class WarehouseTableError(RuntimeError):
+    """A Delta table of the warehouse that cannot be read or written: the message names the table,
+    where it lives and what to do, instead of delta-rs' or the OS's bare words."""
+
+    def __init__(self, table: str, uri: str, exc: BaseException):
+        if isinstance(exc, PermissionError):
+            what = "the warehouse is not writable here (read-only folder or file)"
+            todo = "run with write access to it, or point LIGER_WAREHOUSE at a writable folder"
+        elif isinstance(exc, DeltaError | ValueError):
+            what = "its Delta log is unreadable (a corrupt or truncated commit file under _delta_log/)"
+            todo = (
+                "restore _delta_log from a backup, or rebuild the warehouse from the sources (make clean && make run)"
+            )
+        else:
+            what = "it could not be read or written"
+            todo = "check the disk and the storage settings"
+        said = (str(exc).strip().splitlines() or [""])[0]  # delta-rs appends a native backtrace
+        super().__init__(f"warehouse table '{table}' at {uri}: {what}: {type(exc).__name__}: {said}. To fix: {todo}")
+        self.table = table
+
+
+def _names_its_table(method):
+    """A DeltaStore method whose failures name the table (concurrency and absence stay as they are:
+    callers decide on those)."""
+
+    @functools.wraps(method)
+    def wrapper(self, table: str, *args, **kwargs):
+        try:
+            return method(self, table, *args, **kwargs)
+        except (CommitFailedError, TableNotFoundError, WarehouseTableError):
+            raise
+        except (DeltaError, OSError, ValueError) as exc:
+            raise WarehouseTableError(table, self.uri(table), exc) from exc
+
+    return wrapper
+
+
 @dataclass(frozen=True)
 class DeltaStore:
     root: str  # local absolute path or s3://bucket/prefix
@@ -99,6 +136,7 @@ class DeltaStore:
     def options(self) -> dict[str, str]:
         return storage_options(self.root)
 
+    @_names_its_table
     def open(self, table: str, version: int | None = None) -> DeltaTable | None:
         try:
             dt = DeltaTable(self.uri(table), storage_options=self.options)
@@ -112,6 +150,7 @@ class DeltaStore:
         dt = self.open(table)
         return None if dt is None else dt.version()
 
+    @_names_its_table
     def _snapshot(self, table: str, version: int | None) -> tuple[tuple[str, ...], int] | None:
         if not is_remote(self.root):
             newest = version if version is not None else _newest_local_version(self.uri(table))
@@ -138,10 +177,12 @@ class DeltaStore:
         snap = self._snapshot(table, version)
         return None if snap is None else snap[1]
 
+    @_names_its_table
     def schema(self, table: str) -> pa.Schema | None:
         dt = self.open(table)
         return None if dt is None else pa.schema(dt.schema().to_arrow())
 
+    @_names_its_table
     def write(self, table: str, data, *, mode: str, run_id: str) -> int:
         """Append or overwrite in one commit; returns the new version. ``data`` is an Arrow table or
         a RecordBatchReader, so a large result streams from DuckDB without being held whole."""
@@ -159,6 +200,7 @@ class DeltaStore:
         )
         return self.version(table)
 
+    @_names_its_table
     def insert_new(self, table: str, row: pa.Table, *, key: str, run_id: str) -> bool:
         """Insert ``row`` unless a row with its ``key`` exists, in one commit (a MERGE, which conflicts
         with a racing writer's commit); False when the key was taken."""
@@ -180,10 +222,12 @@ class DeltaStore:
         )
         return metrics.get("num_target_rows_inserted", 0) == 1
 
+    @_names_its_table
     def history(self, table: str) -> list[dict]:
         dt = self.open(table)
         return [] if dt is None else dt.history()
 
+    @_names_its_table
     def compact(self, table: str, *, run_id: str, min_files: int) -> bool:
         """Merge-on-read leaves one small file per run; compact once ``min_files`` pile up."""
         dt = self.open(table)
