@@ -109,7 +109,9 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
         results.append(result_row("deep_full", label, f["rows"], full["wall_s"], full["peak_rss_mb"]))
         results.append(result_row("floor_duckdb_csv_plain", label, f["rows"], f["floor_s"]))
         results.append(
-            result_row("deep_one_new_run", label, 0, inc["wall_s"], inc["peak_rss_mb"], ratio=inc["wall_s"] / full["wall_s"])
+            result_row(
+                "deep_one_new_run", label, 0, inc["wall_s"], inc["peak_rss_mb"], ratio=inc["wall_s"] / full["wall_s"]
+            )
         )
     table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
     steps = ["| depth | Dagster step (full build) | seconds |", "|---:|---|---:|"]

@@ -148,7 +148,13 @@ def generate_deep(out_dir: str | Path, depth: int, seed: int = 0, limit: int | N
     for first in range(0, depth, per_file):
         runs = np.arange(first, min(depth, first + per_file), dtype=np.int64)
         paths.append(_write(deep_frame(points, runs, depth, seed), out, 0xD0000 + first))
-    return {"out_dir": str(out_dir), "points": len(points), "depth": depth, "rows": len(points) * depth, "files": len(paths)}
+    return {
+        "out_dir": str(out_dir),
+        "points": len(points),
+        "depth": depth,
+        "rows": len(points) * depth,
+        "files": len(paths),
+    }
 
 
 def write_deep_rerun(out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None) -> Path:
