@@ -10,7 +10,7 @@ depends_on: [reference_measurements, step_changes]
 --   reference_providers  their names, in name order, comma-separated
 --   reference_count      how many
 --   reference_ratio      the geometric mean of their ref_to / ref_from
--- Kept apart from point_evidence, narrow (the pair's key and these three): joined in one statement
+-- Kept apart from point_evidence, narrow (the key of a pair and these three): joined in one statement
 -- with the wide rows of step_changes, DuckDB guessed this side billions of rows, built its hash
 -- table on the wide side and ran out of memory on a deep history; a stored table is counted.
 with liger_changes as (

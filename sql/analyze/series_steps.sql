@@ -57,12 +57,18 @@ with runs as (
     select
         ranked_measurements.*,
         count(*) over series_step as runs,
-        row_number() over (series_step order by p50) as run_order
+        row_number() over series_step_by_p50 as run_order
     from ranked_measurements
     window series_step as (
         partition by
             axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
             gpu_name, x_name, x_value, extra_config, step_rank
+    ),
+    series_step_by_p50 as (
+        partition by
+            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+            gpu_name, x_name, x_value, extra_config, step_rank
+        order by p50
     )
 ),
 

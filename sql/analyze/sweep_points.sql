@@ -28,12 +28,18 @@ with runs as (
     select
         measurement_steps.*,
         count(*) over point_step as runs,
-        row_number() over (point_step order by p50) as run_order
+        row_number() over point_step_by_p50 as run_order
     from measurement_steps
     window point_step as (
         partition by
             kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name,
             extra_config, x_value, axis_key
+    ),
+    point_step_by_p50 as (
+        partition by
+            kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name,
+            extra_config, x_value, axis_key
+        order by p50
     )
 ),
 
