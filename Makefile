@@ -113,6 +113,7 @@ spark-views: setup $(VENV)/.synced-spark
 bench: setup $(VENV)/.synced-ui
 	$(PY) -m bench.shipped
 	$(PY) -m bench.run
+	$(PY) -m bench.deep
 	$(PY) -m bench.regression_detection
 
 schemas: setup

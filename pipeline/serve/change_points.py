@@ -18,7 +18,8 @@ steps (versions or commits). One implementation for both axes: on the commit axi
    analysed on its own.
 2. Segment the level series with PELT (the l2 cost, ``min_size=1``, as ruptures computes it),
    penalty ``change_point_penalty * threshold_log**2``, where
-   ``threshold_log`` is the sweep's noise threshold from ``noise_floor``.
+   ``threshold_log`` is the sweep's noise threshold from ``noise_floor``; a chain longer than
+   ``change_point_window`` levels in overlapping windows of that many (``windowed_segments``).
 3. Each segment boundary is a change point: the first version of the new
    segment introduced it. Shifts smaller than the noise threshold are dropped,
    so a reported shift is always beyond noise. ``direction`` is ``worse``
@@ -166,6 +167,32 @@ def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     return sorted(breakpoints)
 
 
+def windowed_segments(levels: Sequence[float], penalty: float, window: int, band: float = 0.0) -> list[int]:
+    """`segment_levels` judging each step against the ``window`` levels around it, not the whole
+    chain: windows of ``window`` levels (at least 8), each starting half a window after the one
+    before; a boundary counts in the window where it lies in the middle half (the first window from
+    the chain's start, the last to its end), so every index belongs to one window. A window whose
+    levels stay within ``band`` (the noise, as a log) is not segmented. ``window`` 0, or a chain
+    no longer than it: the whole chain at once, as before. Linear in the chain's length."""
+    n = len(levels)
+    if not window or n <= max(window, 8):
+        return segment_levels(levels, penalty)
+    window = max(window, 8)
+    hop = window // 2
+    found: list[int] = []
+    first = 0
+    while True:
+        last = first + window >= n
+        own_lo = 0 if first == 0 else first + hop // 2
+        own_hi = n if last else first + hop // 2 + hop
+        chunk = levels[first : first + window]
+        if max(chunk) - min(chunk) > band:
+            found.extend(first + b for b in segment_levels(chunk, penalty) if own_lo <= first + b < own_hi)
+        if last:
+            return found
+        first += hop
+
+
 def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
     """Split a sweep's consecutive pairs where a pair has no shared points."""
     chains: list[list[_Pair]] = []
@@ -182,7 +209,7 @@ def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
     return [c for c in chains if len(c) >= 2]  # >= 3 versions
 
 
-def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> list[tuple]:
+def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float, window: int) -> list[tuple]:
     use_normalized = all(p.normalized is not None and p.normalized > 0 for p in chain)
     basis = "normalized" if use_normalized else "raw"
     steps = [math.log(p.normalized if use_normalized else p.ratio) for p in chain]
@@ -198,7 +225,7 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> lis
     # a chain that never leaves its noise band cannot yield a row, so PELT is not run on it.
     if max(levels) - min(levels) <= threshold_log:
         return []
-    starts = segment_levels(levels, penalty_factor * threshold_log**2)
+    starts = windowed_segments(levels, penalty_factor * threshold_log**2, window, threshold_log)
 
     bounds = [0, *starts, len(levels)]
     means = [sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -230,20 +257,22 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float) -> lis
     return rows
 
 
-def _sweep_rows(key: tuple, pairs: list[_Pair], penalty_factor: float) -> list[tuple]:
+def _sweep_rows(key: tuple, pairs: list[_Pair], penalty_factor: float, window: int) -> list[tuple]:
     rows: list[tuple] = []
     for chain in _chains(pairs):
-        rows.extend(_analyse_chain(key, chain, penalty_factor))
+        rows.extend(_analyse_chain(key, chain, penalty_factor, window))
     return rows
 
 
-def sweep_change_points(key: Sequence, pairs: Sequence[Sequence], penalty_factor: float) -> list[tuple]:
+def sweep_change_points(
+    key: Sequence, pairs: Sequence[Sequence], penalty_factor: float, window: int = 0
+) -> list[tuple]:
     """Change-point rows (columns of ``change_points``) of one sweep.
 
     ``key``: the values of SWEEP_KEY_COLUMNS; ``pairs``: tuples in PAIR_COLUMNS order, sorted by
     to_version_rank. Engines that group sweeps themselves (Spark) call this once per sweep.
     """
-    return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor))
+    return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor), int(window))
 
 
 # Each sweep's inputs (its pairs in chain order, and the penalty), by md5: a sweep whose inputs
@@ -256,7 +285,8 @@ _DOUBLES = {"geomean_ratio", "geomean_normalized_ratio", "threshold"}
 _PAIR_TEXT = ", ".join(f"printf('%.12g', {c})" if c in _DOUBLES else c for c in PAIR_COLUMNS)
 _INPUTS_SQL = f"""
 select {_KEY}, md5(list(({_PAIR_TEXT}) order by to_version_rank)::varchar
-                   || (select change_point_penalty from regression_settings)::varchar) as inputs_md5
+                   || (select change_point_penalty || '/' || change_point_window from regression_settings)::varchar)
+    as inputs_md5
 from ({SOURCE_SQL}) group by all
 """
 _SAME_SWEEP = " and ".join(f"c.{c} is not distinct from s.{c}" for c in SWEEP_KEY_COLUMNS)
@@ -292,7 +322,9 @@ def build_change_points(con, full: bool = True) -> int:
     factor from ``regression_settings``.
     """
     source = _changed_sweeps(con, full)
-    ((penalty_factor,),) = con.execute("select change_point_penalty from regression_settings").fetchall()
+    ((penalty_factor, window),) = con.execute(
+        "select change_point_penalty, change_point_window from regression_settings"
+    ).fetchall()
     records = con.execute(source).fetchall()
 
     sweeps: dict[tuple, list[_Pair]] = {}
@@ -301,7 +333,7 @@ def build_change_points(con, full: bool = True) -> int:
 
     rows: list[tuple] = []
     for key, pairs in sweeps.items():
-        rows.extend(_sweep_rows(key, pairs, float(penalty_factor)))
+        rows.extend(_sweep_rows(key, pairs, float(penalty_factor), int(window)))
 
     if rows:
         import pyarrow as pa

@@ -45,6 +45,11 @@ re-run points):
 * ``change_point_penalty = 1.0``: the PELT penalty, in units of the
   squared log-threshold of the sweep; a shift smaller than the noise threshold
   never opens a new segment.
+* ``change_point_window = 32``: PELT judges each step against the 32 steps around it, not the
+  whole history: a chain longer than the window is segmented in windows of 32 levels, each half
+  overlapping the next, and a boundary counts in the window where it lies in the middle half.
+  Its cost grows with the steps of a sweep, not their square (docs/regressions.md, issue 47);
+  0 segments every chain whole.
 """
 
 from __future__ import annotations
@@ -137,6 +142,12 @@ class RegressionSettings(BaseModel):
         le=1000.0,
         description="PELT penalty in units of the sweep's squared log threshold.",
     )
+    change_point_window: int = Field(
+        32,
+        ge=0,
+        le=100_000,
+        description="Levels of a sweep's chain that PELT segments at once (0: the whole chain); at least 8.",
+    )
 
 
 _COLUMNS: dict[str, str] = {
@@ -153,6 +164,7 @@ _COLUMNS: dict[str, str] = {
     "default_memory_threshold": "double",
     "settle_runs": "integer",
     "change_point_penalty": "double",
+    "change_point_window": "integer",
 }
 assert set(_COLUMNS) == set(RegressionSettings.model_fields), "settings table out of sync"
 

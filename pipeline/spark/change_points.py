@@ -39,7 +39,7 @@ def _present(value):
         return value
 
 
-def change_points_frame(spark, penalty_factor: float):
+def change_points_frame(spark, penalty_factor: float, window: int = 0):
     """A DataFrame with the rows of DuckDB's ``change_points`` table, from the sweep rows of ``verdicts``."""
     import pandas as pd
 
@@ -53,7 +53,7 @@ def change_points_frame(spark, penalty_factor: float):
         key = [_present(v) for v in sweep.iloc[0][key_columns]]
         pairs = [[_present(v) for v in row] for row in sweep[pair_columns].itertuples(index=False, name=None)]
         pairs = [(p[0], p[1], int(p[2]), int(p[3]), *p[4:]) for p in pairs]
-        rows = sweep_change_points(key, pairs, penalty_factor)
+        rows = sweep_change_points(key, pairs, penalty_factor, window)
         return pd.DataFrame(rows, columns=names)
 
     source = spark.sql(SOURCE_SQL).select(*key_columns, *pair_columns)

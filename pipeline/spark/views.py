@@ -160,9 +160,9 @@ def run_views(
     run_models(load_models(views_dir, (*SERVE_INPUTS, *serve, *PYTHON_TABLES)), target)
     seconds = target.seconds
     started = time.perf_counter()
-    change_points_frame(spark, settings.change_point_penalty).write.mode("overwrite").parquet(
-        f"{out}/change_points.parquet"
-    )
+    change_points_frame(spark, settings.change_point_penalty, settings.change_point_window).write.mode(
+        "overwrite"
+    ).parquet(f"{out}/change_points.parquet")
     seconds["change_points"] = time.perf_counter() - started
     log(f"change_points: {seconds['change_points']:.1f} s")
     return seconds

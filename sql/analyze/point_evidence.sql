@@ -3,7 +3,7 @@ name: point_evidence
 kind: INCREMENTAL_BY_PARTITION
 partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
 partitions_from: ranked_measurements
-depends_on: [reference_measurements, step_changes]
+depends_on: [point_references, step_changes]
 */
 -- point_evidence: what one liger-family series' pair of consecutive steps shows, on both axes
 -- (versions, benchmarked commits), before any noise threshold: the series' own rows, so a new
@@ -12,7 +12,7 @@ depends_on: [reference_measurements, step_changes]
 -- The liger-family rows of `step_changes`, plus:
 --   duration_bucket  the point's duration (the faster side's p50) in decades of ms (speed only)
 --   reference_ratio  geometric mean, over the non-liger providers measured
---                    beside liger at BOTH steps, of ref_to / ref_from;
+--                    beside liger at BOTH steps, of ref_to / ref_from (point_references);
 --   normalized_ratio ratio / reference_ratio
 --                    (= (liger_to / ref_to) / (liger_from / ref_from)).
 with liger_changes as (
@@ -24,58 +24,6 @@ with liger_changes as (
         end as duration_bucket
     from step_changes
     where is_liger
-),
-
-reference_pairs as (
-    select
-        liger_changes.axis,
-        liger_changes.kernel_name,
-        liger_changes.kernel_provider,
-        liger_changes.kernel_operation_mode,
-        liger_changes.metric_name,
-        liger_changes.gpu_name,
-        liger_changes.x_name,
-        liger_changes.x_value,
-        liger_changes.extra_config,
-        liger_changes.from_step_rank,
-        liger_changes.to_step_rank,
-        string_agg(ref_from.reference_provider, ',' order by ref_from.reference_provider)
-            as reference_providers,
-        count(*) as reference_count,
-        -- an exact average, in no thread's order (sweep_pairs says how)
-        exp(
-            avg(round(ln(ref_to.reference_p50 / ref_from.reference_p50) * 4294967296.0)) / 4294967296.0
-        ) as reference_ratio
-    from liger_changes
-    inner join reference_measurements as ref_from
-        on ref_from.axis = liger_changes.axis
-        and ref_from.kernel_name = liger_changes.kernel_name
-        and ref_from.kernel_provider = liger_changes.kernel_provider
-        and ref_from.kernel_operation_mode = liger_changes.kernel_operation_mode
-        and ref_from.metric_name = liger_changes.metric_name
-        and ref_from.gpu_name = liger_changes.gpu_name
-        and ref_from.x_name is not distinct from liger_changes.x_name
-        and ref_from.x_value is not distinct from liger_changes.x_value
-        and ref_from.extra_config is not distinct from liger_changes.extra_config
-        and ref_from.step_rank = liger_changes.from_step_rank
-    inner join reference_measurements as ref_to
-        on ref_to.axis = liger_changes.axis
-        and ref_to.kernel_name = liger_changes.kernel_name
-        and ref_to.kernel_provider = liger_changes.kernel_provider
-        and ref_to.kernel_operation_mode = liger_changes.kernel_operation_mode
-        and ref_to.metric_name = liger_changes.metric_name
-        and ref_to.gpu_name = liger_changes.gpu_name
-        and ref_to.x_name is not distinct from liger_changes.x_name
-        and ref_to.x_value is not distinct from liger_changes.x_value
-        and ref_to.extra_config is not distinct from liger_changes.extra_config
-        and ref_to.step_rank = liger_changes.to_step_rank
-        and ref_to.reference_provider = ref_from.reference_provider
-    group by
-        liger_changes.axis, liger_changes.kernel_name, liger_changes.kernel_provider,
-        liger_changes.kernel_operation_mode, liger_changes.metric_name,
-        liger_changes.gpu_name, liger_changes.x_name, liger_changes.x_value,
-        liger_changes.extra_config, liger_changes.from_step_rank,
-        liger_changes.to_step_rank
 )
 
 select
@@ -85,7 +33,7 @@ select
     reference_pairs.reference_ratio,
     liger_changes.ratio / reference_pairs.reference_ratio as normalized_ratio
 from liger_changes
-left join reference_pairs
+left join point_references as reference_pairs
     on reference_pairs.axis = liger_changes.axis
     and reference_pairs.kernel_name = liger_changes.kernel_name
     and reference_pairs.kernel_provider = liger_changes.kernel_provider

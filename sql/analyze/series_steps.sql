@@ -48,6 +48,103 @@ depends_on: [ranked_measurements]
 --                 again over both) without reading the step's earlier runs (when_matched).
 -- Two spellings of one release (0.5.10, 0.5.10.0) share a rank and are one
 -- version here (liger_version shows the greater text).
+-- Built from spillable operators only: a median or a list aggregated over every step held each
+-- group's values outside DuckDB's buffer pool and ran out of memory on a deep history (hundreds
+-- of runs a series). The median is the middle run of a window's order (the mean of the two middle
+-- runs when their number is even, as median() gives); the run lists are aggregated over the steps
+-- with more than one run alone (a step of one run is its one p50 and commit).
+with runs as (
+    select
+        ranked_measurements.*,
+        count(*) over series_step as runs,
+        row_number() over series_step_by_p50 as run_order
+    from ranked_measurements
+    window series_step as (
+        partition by
+            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+            gpu_name, x_name, x_value, extra_config, step_rank
+    ),
+    series_step_by_p50 as (
+        partition by
+            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+            gpu_name, x_name, x_value, extra_config, step_rank
+        order by p50
+    )
+),
+
+run_lists as (
+    select
+        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        gpu_name, x_name, x_value, extra_config, step_rank,
+        list_sort(list(p50)) as p50_runs,
+        list_sort(list_distinct(list(benchmarked_commit))) as step_commit_list
+    from runs
+    where runs > 1
+    group by
+        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        gpu_name, x_name, x_value, extra_config, step_rank
+),
+
+steps as (
+    select
+        axis,
+        kernel_name,
+        kernel_provider,
+        is_liger,
+        kernel_operation_mode,
+        metric_name,
+        max(metric_unit) as metric_unit,
+        gpu_name,
+        x_name,
+        max(x_label) as x_label,
+        x_value,
+        max(x_numeric) as x_numeric,
+        extra_config,
+        step_rank,
+        max(step_label) as step_label,
+        max(liger_version) as liger_version,
+        max(version_rank) as version_rank,
+        max(benchmarked_commit) as benchmarked_commit,
+        max(release) as release,
+        max(case when measured_provider <> kernel_provider then measured_provider end) as alias_provider,
+        max(observed_at) as observed_at,
+        min(observed_at) as first_observed_at,
+        count(*) as runs,
+        avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as p50,
+        min(p50) as p50_min,
+        max(p50) as p50_max,
+        ln(max(p50) / min(p50)) as spread_log,
+        min(p20) as p20,
+        max(p80) as p80
+    from runs
+    group by
+        axis, kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
+        gpu_name, x_name, x_value, extra_config, step_rank
+),
+
+listed as (
+    select
+        steps.*,
+        case when steps.runs = 1 then [steps.p50] else run_lists.p50_runs end as p50_runs,
+        case
+            when steps.runs > 1 then run_lists.step_commit_list
+            when steps.benchmarked_commit is null then cast([] as varchar[])
+            else [steps.benchmarked_commit]
+        end as step_commit_list
+    from steps
+    left join run_lists
+        on run_lists.axis = steps.axis
+        and run_lists.kernel_name = steps.kernel_name
+        and run_lists.kernel_provider = steps.kernel_provider
+        and run_lists.kernel_operation_mode = steps.kernel_operation_mode
+        and run_lists.metric_name = steps.metric_name
+        and run_lists.gpu_name = steps.gpu_name
+        and run_lists.x_name is not distinct from steps.x_name
+        and run_lists.x_value is not distinct from steps.x_value
+        and run_lists.extra_config is not distinct from steps.extra_config
+        and run_lists.step_rank = steps.step_rank
+)
+
 select
     axis,
     kernel_name,
@@ -55,34 +152,31 @@ select
     is_liger,
     kernel_operation_mode,
     metric_name,
-    max(metric_unit) as metric_unit,
+    metric_unit,
     gpu_name,
     x_name,
-    max(x_label) as x_label,
+    x_label,
     x_value,
-    max(x_numeric) as x_numeric,
+    x_numeric,
     extra_config,
     step_rank,
-    max(step_label) as step_label,
-    max(liger_version) as liger_version,
-    max(version_rank) as version_rank,
-    max(benchmarked_commit) as benchmarked_commit,
-    max(release) as release,
+    step_label,
+    liger_version,
+    version_rank,
+    benchmarked_commit,
+    release,
     -- count(distinct) would cost a second aggregation and a join; the list is made anyway
-    len(list_distinct(list(benchmarked_commit))) as step_commits,
-    list_sort(list_distinct(list(benchmarked_commit))) as step_commit_list,
-    max(case when measured_provider <> kernel_provider then measured_provider end) as alias_provider,
-    max(observed_at) as observed_at,
-    min(observed_at) as first_observed_at,
-    count(*) as runs,
-    median(p50) as p50,
-    list_sort(list(p50)) as p50_runs,
-    min(p50) as p50_min,
-    max(p50) as p50_max,
-    ln(max(p50) / min(p50)) as spread_log,
-    min(p20) as p20,
-    max(p80) as p80
-from ranked_measurements
-group by
-    axis, kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
-    gpu_name, x_name, x_value, extra_config, step_rank
+    len(step_commit_list) as step_commits,
+    step_commit_list,
+    alias_provider,
+    observed_at,
+    first_observed_at,
+    runs,
+    p50,
+    p50_runs,
+    p50_min,
+    p50_max,
+    spread_log,
+    p20,
+    p80
+from listed

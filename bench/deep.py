@@ -1,0 +1,148 @@
+"""`make bench`'s deep case (issue 47): the shipped series points at 100, 300 and 1,000 runs each.
+
+    python -m bench.deep                       # depths 100, 300, 1000
+    python -m bench.deep --depths 100,300 --limit 500   # fewer points (a quick look)
+
+Per depth, in fresh processes: `make run`'s command on an empty warehouse (wall, peak RSS, each
+Dagster step, each model of the DuckDB build from the `liger_duckdb` materialization's metadata),
+DuckDB's bare parse of the same files (the floor), and one new run of every series into the built
+warehouse (`write_deep_rerun`: the newest version measured again). Then how each model's seconds grow
+with depth: the exponent k of seconds ~ depth^k between the two deepest depths, against n log n's
+(k of n log n itself over that range). Writes bench/results/deep.{md,csv}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import time
+from pathlib import Path
+
+from bench import floor
+from bench.generate_deep import generate_deep, write_deep_rerun
+from bench.measure import measure_callable, result_row, write_table
+from bench.run import PROJECT, machine, run_pipeline
+
+DEPTHS = (100, 300, 1000)
+# seconds under this at the deepest depth are fixed cost and timer noise: no growth is read from them
+GROWTH_MIN_S = 0.2
+
+
+def model_seconds(home: Path) -> dict[str, float]:
+    """Each model's seconds in the last `liger_duckdb` materialization of the instance at ``home``."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("liger_duckdb"))
+    metadata = event.asset_materialization.metadata if event else {}
+    found = metadata.get("seconds_per_model")
+    return dict(found.value) if found is not None else {}
+
+
+def bench_depth(depth: int, work: Path, limit: int | None) -> dict:
+    """One depth: the full build, the floor, one new run of every series; the figures as a dict."""
+    data, runs = work / f"deep-{depth}" / "data", work / f"deep-{depth}" / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    if not (data / ".complete").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        print(f"[deep {depth}] generating", flush=True)
+        generate_deep(data, depth, limit=limit)
+        (data / ".complete").touch()
+    rows = sum(sum(1 for _ in p.open()) - 1 for p in (data / "liger_csv").glob("*.csv"))
+    wh, home = runs / "warehouse", runs / "dagster_home"
+    print(f"[deep {depth}] full build, {rows:,} rows", flush=True)
+    full = run_pipeline(data, wh, home)
+    models = model_seconds(home)
+    print(f"[deep {depth}]   {full['wall_s']:.1f} s, peak {full['peak_rss_mb']:.0f} MB", flush=True)
+    parse = measure_callable(floor.CASES["duckdb_csv_plain"], data, runs / "floor")
+    extra = write_deep_rerun(data, depth, limit=limit)
+    try:
+        print(f"[deep {depth}] one new run of every series", flush=True)
+        inc = run_pipeline(data, wh, home)
+    finally:
+        extra.unlink(missing_ok=True)
+    if inc["committed"] is None or inc["committed"][1] != "incremental":
+        raise RuntimeError(f"[deep {depth}] the new run did not commit incrementally: {inc['committed']}")
+    return {
+        "depth": depth,
+        "rows": rows,
+        "full": full,
+        "models": models,
+        "floor_s": parse["wall_s"],
+        "incremental": inc,
+        "incremental_models": model_seconds(home),
+    }
+
+
+def growth_exponent(t1: float, t2: float, d1: int, d2: int) -> float:
+    return math.log(t2 / t1) / math.log(d2 / d1)
+
+
+def nlogn_exponent(d1: int, d2: int) -> float:
+    return growth_exponent(d1 * math.log(d1), d2 * math.log(d2), d1, d2)
+
+
+def _growth_lines(found: list[dict]) -> list[str]:
+    """Per model: seconds at each depth, and the exponent between the two deepest against n log n's."""
+    depths = [f["depth"] for f in found]
+    names = sorted({m for f in found for m in f["models"]}, key=lambda m: -found[-1]["models"].get(m, 0.0))
+    head = "| model | " + " | ".join(f"s at {d}" for d in depths) + " | growth | |"
+    lines = [head, "|---|" + "---:|" * len(depths) + "---:|---|"]
+    limit = nlogn_exponent(depths[-2], depths[-1]) if len(depths) > 1 else None
+    for name in names:
+        secs = [f["models"].get(name, 0.0) for f in found]
+        cells = " | ".join(f"{s:.2f}" for s in secs)
+        if limit is None or min(secs[-2:]) <= 0 or secs[-1] < GROWTH_MIN_S:
+            lines.append(f"| {name} | {cells} | — | under {GROWTH_MIN_S} s |")
+            continue
+        k = growth_exponent(secs[-2], secs[-1], depths[-2], depths[-1])
+        verdict = "n log n or better" if k <= limit + 0.15 else "**worse than n log n**"
+        lines.append(f"| {name} | {cells} | depth^{k:.2f} | {verdict} (n log n: depth^{limit:.2f}) |")
+    return lines
+
+
+def write_results(found: list[dict], out: Path, note: str) -> str:
+    results = []
+    for f in found:
+        full, inc, label = f["full"], f["incremental"], f"deep {f['depth']}"
+        results.append(result_row("deep_full", label, f["rows"], full["wall_s"], full["peak_rss_mb"]))
+        results.append(result_row("floor_duckdb_csv_plain", label, f["rows"], f["floor_s"]))
+        results.append(
+            result_row(
+                "deep_one_new_run", label, 0, inc["wall_s"], inc["peak_rss_mb"], ratio=inc["wall_s"] / full["wall_s"]
+            )
+        )
+    table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
+    steps = ["| depth | Dagster step (full build) | seconds |", "|---:|---|---:|"]
+    for f in found:
+        for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:6]:
+            steps.append(f"| {f['depth']} | {name} | {s:.1f} |")
+    text = (
+        f"# Deep history (issue 47; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
+        f"Machine: {machine()}. {note}\n\nThe shipped series points at N runs each (`bench/generate_deep.py`). "
+        "ratio = wall time / DuckDB's bare parse of the same CSVs; one new run's ratio = its wall time / the "
+        f"full build.\n\n{table}\n## Full build by Dagster step\n\n" + "\n".join(steps) + "\n\n"
+        "## Each model of the DuckDB build (full build), and how it grows with depth\n\n"
+        + "\n".join(_growth_lines(found))
+        + "\n"
+    )
+    (out / "deep.md").write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
+    ap.add_argument("--limit", type=int, default=None, help="only the first N series points")
+    ap.add_argument("--work", default=str(PROJECT / "bench" / "work"))
+    ap.add_argument("--out", default=str(PROJECT / "bench" / "results"))
+    ap.add_argument("--note", default="", help="a line about the machine's state (load) for the results")
+    args = ap.parse_args(argv)
+    found = [bench_depth(int(d), Path(args.work), args.limit) for d in args.depths.split(",") if d.strip()]
+    print(write_results(found, Path(args.out), args.note))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

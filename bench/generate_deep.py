@@ -1,0 +1,178 @@
+"""A deep warehouse: the shipped series points, each measured at N runs (issue 47).
+
+`bench/generate.py` grows the warehouse in width (more kernels, GPUs, x points, a few versions
+each); a warehouse that lives grows in depth: weekly CI for years, a run on every merge, bisect
+runs. This writes the distinct series points of the shipped CSVs (`data_raw/liger_csv`,
+`data_raw/h200_runs`: kernel, provider, pass, metric, x, config, GPU), each measured at ``depth``
+runs::
+
+    OUT/liger_csv/<date>_<hex>_all_benchmark_data.csv   runs in time order, about ROWS_PER_FILE a file
+
+* Run r of every point is on the week r before the end of the history; a kernel's points of one run
+  share its timestamp (one kernel per timestamp, as upstream's files), each kernel a minute apart.
+* Run r is Liger version ``0.<r // 100 + 1>.<r % 100>``: one run per version, as a long CI history
+  of releases and dev builds; `write_deep_rerun` adds one more run of the newest version.
+* Values are the point's newest shipped p20/p50/p80 scaled per run by a run-to-run wobble (log-normal,
+  3 %, clipped to 10 %) and by each kernel and GPU's level, which moves by ×1.3 (either way) at a few
+  runs: lasting shifts for the regression layer to find. Memory rows keep p20 = p50 = p80.
+
+Deterministic for a seed; vectorized (polars), no Python loop per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+
+PROJECT = Path(__file__).resolve().parents[1]
+SHIPPED = ("liger_csv", "h200_runs")
+ROWS_PER_FILE = 550_000
+WEEK_S = 7 * 86400
+END = int(datetime(2026, 8, 1, tzinfo=UTC).timestamp())
+WOBBLE_SIGMA, WOBBLE_MAX = 0.03, 0.10
+SHIFT, SHIFT_RATE = 1.3, 0.01  # a kernel/GPU's level moves ×1.3 at about 1 % of its runs
+KEY = [
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "x_name",
+    "x_value",
+    "extra_benchmark_config_str",
+    "gpu_name",
+]
+
+
+def shipped_points(data_raw: Path = PROJECT / "data_raw", limit: int | None = None) -> pl.DataFrame:
+    """The distinct series points of the shipped CSVs with their newest values, in a fixed order;
+    ``limit``: the first points of that order (a small deep warehouse for tests)."""
+    files = [str(p) for sub in SHIPPED for p in sorted((data_raw / sub).glob("*.csv"))]
+    types = {"x_value": "VARCHAR", "extra_benchmark_config_str": "VARCHAR", "x_label": "VARCHAR"}
+    with duckdb.connect() as con:
+        con.execute("set enable_progress_bar = false")
+        frame = con.sql(
+            f"""select * exclude (timestamp, liger_version) from read_csv($files, union_by_name = true,
+                    header = true, types = {types!r})
+                where y_value_50 > 0
+                qualify row_number() over (partition by {", ".join(KEY)} order by timestamp desc) = 1
+                order by {", ".join(f"{c} nulls first" for c in KEY)}""",
+            params={"files": files},
+        ).to_arrow_table()
+    frame = pl.from_arrow(frame)
+    return frame.head(limit) if limit else frame
+
+
+def _levels(rng: np.random.Generator, groups: int, depth: int) -> np.ndarray:
+    """Each (kernel, GPU)'s level per run: ×SHIFT up or down at about SHIFT_RATE of its runs."""
+    moves = rng.random((groups, depth)) < SHIFT_RATE
+    moves[:, 0] = False
+    signs = np.where(rng.random((groups, depth)) < 0.5, -1.0, 1.0)
+    return np.exp(np.cumsum(moves * signs * np.log(SHIFT), axis=1))
+
+
+def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int) -> pl.DataFrame:
+    """``points`` at the run indexes ``runs`` (of a history ``depth`` runs deep), upstream's columns."""
+    rng = np.random.default_rng([seed, 47])
+    kernels = points["kernel_name"].unique(maintain_order=True).to_list()
+    groups = points.select(pl.concat_str("kernel_name", "gpu_name")).to_series()
+    group_id = groups.rank("dense").cast(pl.Int64).to_numpy() - 1
+    levels = _levels(rng, int(group_id.max()) + 1, depth)
+    kernel_id = points["kernel_name"].replace_strict(kernels, list(range(len(kernels)))).to_numpy()
+    n, m = len(points), len(runs)
+    run = np.repeat(runs, n)
+    point = np.tile(np.arange(n), m)
+    # the wobble of run r at point p is drawn for the whole history, so a run reads the same
+    # whichever slice of runs is written
+    wobble = np.exp(np.clip(rng.normal(0.0, WOBBLE_SIGMA, (depth + 1, n)), -WOBBLE_MAX, WOBBLE_MAX))
+    scale = wobble[run, point] * levels[group_id[point], np.minimum(run, depth - 1)]
+    ts = END - (depth - 1 - run) * WEEK_S + kernel_id[point] * 60
+    frame = points[point]
+    return frame.with_columns(
+        (pl.col("y_value_50") * scale).alias("y_value_50"),
+        pl.when(pl.col("metric_name") == "memory")
+        .then(pl.col("y_value_50") * scale)
+        .otherwise(pl.col("y_value_20") * scale)
+        .alias("y_value_20"),
+        pl.when(pl.col("metric_name") == "memory")
+        .then(pl.col("y_value_50") * scale)
+        .otherwise(pl.col("y_value_80") * scale)
+        .alias("y_value_80"),
+        pl.Series("timestamp", ts * 1000).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%d %H:%M:%S"),
+        pl.Series("liger_version", [version(min(r, depth - 1)) for r in runs]).gather(run - runs.min()),
+    ).select(CSV_ORDER)
+
+
+CSV_ORDER = [
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "metric_unit",
+    "x_name",
+    "x_label",
+    "x_value",
+    "y_value_50",
+    "y_value_20",
+    "y_value_80",
+    "extra_benchmark_config_str",
+    "gpu_name",
+    "timestamp",
+    "liger_version",
+]
+
+
+def version(run: int) -> str:
+    return f"0.{run // 100 + 1}.{run % 100}"
+
+
+def _write(frame: pl.DataFrame, out: Path, tag: int) -> Path:
+    last = datetime.strptime(frame["timestamp"].max(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    path = out / f"{last:%Y-%m-%d}_{tag:010x}_all_benchmark_data.csv"
+    frame.write_csv(path)
+    return path
+
+
+def generate_deep(out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None) -> dict:
+    """Write the shipped points at ``depth`` runs each (``limit``: only the first points)."""
+    points = shipped_points(limit=limit)
+    out = Path(out_dir) / "liger_csv"
+    out.mkdir(parents=True, exist_ok=True)
+    per_file = max(1, ROWS_PER_FILE // len(points))
+    paths = []
+    for first in range(0, depth, per_file):
+        runs = np.arange(first, min(depth, first + per_file), dtype=np.int64)
+        paths.append(_write(deep_frame(points, runs, depth, seed), out, 0xD0000 + first))
+    return {
+        "out_dir": str(out_dir),
+        "points": len(points),
+        "depth": depth,
+        "rows": len(points) * depth,
+        "files": len(paths),
+    }
+
+
+def write_deep_rerun(out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None) -> Path:
+    """One more run of every point: the newest version measured again, a week after the history's end."""
+    points = shipped_points(limit=limit)
+    frame = deep_frame(points, np.array([depth], dtype=np.int64), depth, seed)
+    return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--depth", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N series points")
+    a = ap.parse_args(argv)
+    print(json.dumps(generate_deep(a.out, a.depth, a.seed, a.limit)))
+
+
+if __name__ == "__main__":
+    main()
