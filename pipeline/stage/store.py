@@ -143,8 +143,11 @@ class StagingStore:
         # follow file order), so queries run side by side.
         db = duck.connect(temp_dir=self.root / ".duckdb_tmp", memory_limit=reader_memory())
         try:
-            for reader in READERS.values():
-                reader.register(db)
+            try:
+                for reader in READERS.values():
+                    reader.register(db)
+            except driver.READER_FAILURES as exc:  # the batch's setup: no file was read, none judged
+                raise ReadersFailed([(s, driver.ReaderFailure(s.path, exc)) for s in todo.values()]) from exc
             with ThreadPoolExecutor(max_workers=max_workers) as pool:
                 failed = [
                     f for unit in pool.map(lambda u: self._stage_unit(u, db), _units(list(todo.values()))) for f in unit

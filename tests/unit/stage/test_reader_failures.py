@@ -37,8 +37,13 @@ def _count(db: Path, sql: str) -> int:
 
 
 def _failure_message(result: dg.ExecuteInProcessResult) -> str:
+    """The step failure's message with its causes (Dagster wraps an op's exception in its own)."""
     failure = next(e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE)
-    return failure.event_specific_data.error.message
+    error, messages = failure.event_specific_data.error, []
+    while error is not None:
+        messages.append(error.message)
+        error = error.cause
+    return "\n".join(messages)
 
 
 def test_an_out_of_memory_read_fails_the_run_by_name_and_the_next_run_reads_the_file(tmp_path, monkeypatch):
