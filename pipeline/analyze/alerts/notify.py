@@ -52,13 +52,15 @@ def post(url: str, text: str, timeout: float, attempts: int = 3, backoff_s: floa
     return error
 
 
-def read_alerts(duckdb_path: Path, root_uri: str) -> tuple[list[dict], dict[str, str]]:
-    """Every alert of the published liger.duckdb, and each one's Markdown message."""
+def read_alerts(duckdb_path: Path, root_uri: str, delivered: dict[str, str]) -> tuple[list[dict], dict[str, str]]:
+    """Every alert of the published liger.duckdb, and the Markdown message of each whose status is not
+    the one ``delivered`` (alert id -> status last delivered): a run with nothing new renders none."""
     with open_readonly(duckdb_path, root_uri) as con:
         cur = con.execute(ALERTS_SQL)
         cols = [d[0] for d in cur.description]
         alerts = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-        pages = {a["alert_id"]: messages.markdown_message(con, a) for a in alerts}
+        due = [a for a in alerts if delivered.get(a["alert_id"]) != a["status"]]
+        pages = messages.markdown_messages(con, due) if due else {}
     return alerts, pages
 
 
@@ -66,8 +68,8 @@ def sync_and_notify(
     duckdb_path: Path, root_uri: str, local: Path, webhook: str = "", timeout: float = 10.0, attempts: int = 3
 ) -> Delivery:
     """The state brought to the alerts of ``duckdb_path`` and one message per undelivered status."""
-    alerts, pages = read_alerts(duckdb_path, root_uri)
     state = by_id(read_state(root_uri))
+    alerts, pages = read_alerts(duckdb_path, root_uri, {i: row.get("notified_status") for i, row in state.items()})
     done, stamp = Delivery(alerts=len(alerts)), now()
     rows = dict(state)
     for alert in alerts:
