@@ -30,6 +30,9 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from bench.generate import IDENTITY_KEY
+from pipeline.contracts.kernelindex import CSV_COLUMNS
+
 PROJECT = Path(__file__).resolve().parents[1]
 SHIPPED = ("liger_csv", "h200_runs")
 ROWS_PER_FILE = 550_000
@@ -37,16 +40,7 @@ WEEK_S = 7 * 86400
 END = int(datetime(2026, 8, 1, tzinfo=UTC).timestamp())
 WOBBLE_SIGMA, WOBBLE_MAX = 0.03, 0.10
 SHIFT, SHIFT_RATE = 1.3, 0.01  # a kernel/GPU's level moves ×1.3 at about 1 % of its runs
-KEY = [
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "x_name",
-    "x_value",
-    "extra_benchmark_config_str",
-    "gpu_name",
-]
+KEY = [c for c in IDENTITY_KEY if c not in ("timestamp", "liger_version")]  # a series point
 
 
 def shipped_points(data_raw: Path = PROJECT / "data_raw", limit: int | None = None) -> pl.DataFrame:
@@ -105,26 +99,7 @@ def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int) ->
         .alias("y_value_80"),
         pl.Series("timestamp", ts * 1000).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%d %H:%M:%S"),
         pl.Series("liger_version", [version(min(r, depth - 1)) for r in runs]).gather(run - runs.min()),
-    ).select(CSV_ORDER)
-
-
-CSV_ORDER = [
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "metric_unit",
-    "x_name",
-    "x_label",
-    "x_value",
-    "y_value_50",
-    "y_value_20",
-    "y_value_80",
-    "extra_benchmark_config_str",
-    "gpu_name",
-    "timestamp",
-    "liger_version",
-]
+    ).select(list(CSV_COLUMNS))
 
 
 def version(run: int) -> str:
