@@ -110,12 +110,13 @@ steps as (
         max(observed_at) as observed_at,
         min(observed_at) as first_observed_at,
         count(*) as runs,
-        avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as p50,
-        min(p50) as p50_min,
-        max(p50) as p50_max,
+        -- doubles whatever the input's numeric type (the middle runs' average is one)
+        cast(avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as double) as p50,
+        cast(min(p50) as double) as p50_min,
+        cast(max(p50) as double) as p50_max,
         ln(max(p50) / min(p50)) as spread_log,
-        min(p20) as p20,
-        max(p80) as p80
+        cast(min(p20) as double) as p20,
+        cast(max(p80) as double) as p80
     from runs
     group by
         axis, kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,

@@ -72,9 +72,10 @@ points as (
         max(commit_order) as commit_order,
         max(release) as release,
         max(version_rank) as version_rank,
-        min(p20) as p20,
-        avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as p50,
-        max(p80) as p80,
+        -- doubles whatever the input's numeric type (the middle runs' average is one)
+        cast(min(p20) as double) as p20,
+        cast(avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as double) as p50,
+        cast(max(p80) as double) as p80,
         count(*) as runs
     from runs
     group by

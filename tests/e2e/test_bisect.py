@@ -86,8 +86,10 @@ def test_no_kernel_change_runs_nothing(repo, tmp_path):
 
 
 def test_confirm_reruns_both_ends(repo, tmp_path):
+    # the same kernel code at both ends; a loaded machine can slow one timed loop several-fold, so the
+    # threshold is wide enough that only the rule, never the machine's speed, decides
     result = make_bisect(
-        tmp_path, repo, FROM=repo.commits["base"], TO=repo.commits["readme2"], CONFIRM="1", THRESHOLD="0.5"
+        tmp_path, repo, FROM=repo.commits["base"], TO=repo.commits["readme2"], CONFIRM="1", THRESHOLD="5"
     )
     assert result["outcome"] == "not_reproduced"
     assert result["harness_runs"] >= 6
