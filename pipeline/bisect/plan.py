@@ -204,8 +204,11 @@ def plan_from_alert(repo: Path, opts: BisectOptions, duckdb_path: Path | None) -
 def _release_rev(git_dir: Path, version: str) -> str:
     """A version alert's end as a revision of the clone: its release tag (v0.6.4 or 0.6.4)."""
     for rev in (f"v{version}", version):
-        if git.run(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode == 0:
+        try:
+            resolve(git_dir, rev)
             return rev
+        except PlanError:
+            continue
     raise PlanError(f"release {version} has no tag v{version} or {version} in the clone")
 
 

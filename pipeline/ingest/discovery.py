@@ -104,9 +104,7 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
         if kind == CSV_KIND and (folder := gh_pages.snapshot_folder(p)):
             src.gh_pages_folder = folder
             src.upstream_path = f"{gh_pages.BENCHMARKS_DIR}/{folder}/{gh_pages.CSV_NAME}"
-        elif kind == CSV_KIND and commit_runs.mark(src):
-            pass  # one run of one commit, like a gh-pages snapshot
-        elif kind == CSV_KIND:
+        elif kind == CSV_KIND and not commit_runs.mark(src):  # marked: one run of one commit, as gh-pages
             if p.parent not in snapshot_index:
                 tsv = p.parent / "SNAPSHOTS.tsv"
                 snapshot_index[p.parent] = read_snapshot_index(tsv) if tsv.is_file() else {}
