@@ -108,6 +108,11 @@ class Settings(BaseSettings):
     spark_master: str = Field("local[2]", description="Spark master for `make spark-views`")
     full_check_every: int = Field(10, ge=1, description="every N-th warehouse run, the checks read every fact")
     rehash: bool = Field(False, description="hash every input again instead of trusting its size/mtime/inode")
+    # a deep history (a run every week for years) stays whole in liger.duckdb; the dashboard's page and its
+    # release pages hold the newest points of its axis, so the page opens and the step's memory stays bounded
+    dashboard_axis_points: int = Field(
+        156, ge=1, description="the dashboard shows the newest N commits (or versions) of its axis"
+    )
     # alerts (pipeline/analyze/alerts): where a message goes besides <warehouse>/alerts/<alert_id>.md
     alert_webhook: str = Field("", description="Slack-compatible webhook URL for alert messages (blank: none)")
     alert_timeout_s: float = Field(10.0, gt=0, description="how long one webhook delivery may take")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pipeline.analyze.report.queries import coverage_by_version
 from pipeline.common.duck import open_readonly
-from pipeline.config import duckdb_path, warehouse_dir
+from pipeline.config import duckdb_path, load, warehouse_dir
 
 from .alerts_page import ALERTS_PAGE, alerts_html, index_lead_html
 from .bisect_results import read_results
@@ -76,8 +76,9 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
     """Every page of the dashboard by file name (the release pages, then ``index.html``), rendered
     from the published ``liger.duckdb``; writes nothing."""
     with open_readonly(duckdb_path, remote_root) as con:
-        data = build_payload(con)
-        coverage = coverage_by_version(con)
+        data = build_payload(con, load().dashboard_axis_points)
+        shown = set(data.versions)
+        coverage = [c for c in coverage_by_version(con) if c.version is None or c.version in shown]
         # alerts lead: a page of their own and the first lines of index.html
         bisects = read_results(None if remote_root else Path(duckdb_path).parent / "bisect")
         alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE, bisects)
@@ -87,7 +88,7 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
     headline = newest.regressions_line() if newest else "No Liger version measured yet."
     rows = release_rows(data)
     pages = {
-        release_file_name(version): release_html(data, version, by_version.get(version), rows).encode()
+        release_file_name(version): release_html(data, version, by_version.get(version), rows[version]).encode()
         for version in data.versions
     }
     pages[ALERTS_PAGE] = alerts_page.encode()

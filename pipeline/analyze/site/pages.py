@@ -104,6 +104,11 @@ def index_html(
 ) -> str:
     filters = "".join(f"<label for='{fid}'>{_e(label)}<select id='{fid}'></select></label>" for fid, label in _FILTERS)
     axis = "commits (ordered by release, then commit order)" if data.axis_mode == "commit" else "Liger versions"
+    if data.window is not None and data.window.cut:
+        axis += (
+            f": the newest {data.window.shown:,} of {data.window.of:,} (LIGER_DASHBOARD_AXIS_POINTS; the whole "
+            "history is in liger.duckdb, <code>make sql</code>)"
+        )
     script = plotly_text_js() + (_HERE / "dashboard.js").read_text()
     return "".join(
         [
@@ -201,18 +206,23 @@ def _comparison_table(rows: list[str], table_id: str) -> str:
     )
 
 
-def release_rows(data: SiteData) -> tuple[object, object]:
-    """The comparisons and the not-compared sweeps with each row's HTML (``html``), for every page at once."""
+def release_rows(data: SiteData) -> dict[str, tuple[object, object]]:
+    """Per version: its comparisons and its not-compared sweeps with each row's HTML (``html``), written
+    for every page at once and split by version once (a filter per page read every row, once a page)."""
     comparisons = data.comparisons.with_columns(html=_comparison_rows(data.comparisons))
+    comparisons = comparisons.select("to_version", "verdict", "html")
     not_compared = data.not_compared.with_columns(
         html=_cells("<tr>", *_sweep_cells_expr(), "<td>", _escaped("reason"), "</td><td>", _escaped("to_runs"),
                     "</td></tr>")
     ).select("version", "html")  # fmt: skip
-    return comparisons.select("to_version", "verdict", "html"), not_compared
+    judged = comparisons.partition_by("to_version", as_dict=True)
+    missing = not_compared.partition_by("version", as_dict=True)
+    empty = (comparisons.clear(), not_compared.clear())
+    return {v: (judged.get((v,), empty[0]), missing.get((v,), empty[1])) for v in data.versions}
 
 
 def release_html(data: SiteData, version: str, coverage: VersionCoverage | None, rows: tuple) -> str:
-    """One release's page; ``rows``: `release_rows(data)`, written once for all the pages."""
+    """One release's page; ``rows``: the version's own of `release_rows(data)`, written once for all the pages."""
     import polars as pl
 
     versions = data.versions
@@ -226,11 +236,11 @@ def release_html(data: SiteData, version: str, coverage: VersionCoverage | None,
         else "<span></span>"
     )
     comparisons, not_compared = rows
-    compared = comparisons.filter(pl.col("to_version") == version, pl.col("verdict").ne_missing("insufficient"))
+    compared = comparisons.filter(pl.col("verdict").ne_missing("insufficient"))
     flagged = pl.col("verdict").is_in(FLAGGED_VERDICTS).fill_null(False)
     moved = compared.filter(flagged)["html"].to_list()
     unchanged = compared.filter(~flagged)["html"].to_list()
-    not_compared = not_compared.filter(pl.col("version") == version)["html"].to_list()
+    not_compared = not_compared["html"].to_list()
     parts = [
         _head(f"Liger {version}"),
         f"<nav class='pager'>{prev_link}<a href='index.html'>dashboard</a>{next_link}</nav>",

@@ -27,7 +27,7 @@ from typing import Any
 
 from pipeline.analyze.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
 
-__all__ = ["SWEEP_KEY", "SiteData", "build_payload", "payload_json", "sig4"]
+__all__ = ["SWEEP_KEY", "AxisWindow", "SiteData", "build_payload", "payload_json", "sig4"]
 
 PAYLOAD_VERSION = 1
 SWEEP_KEY = (
@@ -79,6 +79,18 @@ class _Strings:
         return idx
 
 
+@dataclass(frozen=True)
+class AxisWindow:
+    """The newest ``shown`` of the axis's ``of`` points (commits or versions) are on the page."""
+
+    shown: int
+    of: int
+
+    @property
+    def cut(self) -> bool:
+        return self.shown < self.of
+
+
 @dataclass
 class SiteData:
     """The payload the page embeds, plus what the release pages render on the Python side."""
@@ -92,6 +104,7 @@ class SiteData:
     # the rows of version_coverage no earlier version was compared with (`NOT_COMPARED_COLUMNS`)
     not_compared: Any = None  # polars.DataFrame
     axis_labels_by_version: dict[str, list[str]] = field(default_factory=dict)
+    window: AxisWindow | None = None  # None: the whole axis
 
 
 def _relations(con) -> set[str]:
@@ -155,6 +168,7 @@ def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank:
         points_sql = f"""
             select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, axis_key, p20, p50, p80, runs
             from sweep_points
+            where axis_key in (select unnest($kept))
             order by {_SWEEP_COLS}, x_numeric nulls last, x_value"""
     else:
         axis_index = {rank: i for i, (rank, _) in enumerate(ranks)}
@@ -163,6 +177,7 @@ def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank:
         points_sql = f"""
             select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, version_rank as axis_key, p20, p50, p80, runs
             from series_versions
+            where version_rank in (select unnest($kept))
             order by {_SWEEP_COLS}, x_numeric nulls last, x_value, version_rank"""
 
     return axis_labels, axis_ver, axis_index, points_sql
@@ -258,7 +273,7 @@ def _point_frame(con, points_sql: str, axis_index: dict):
     sql = f"select * replace ({rounded}) from ({points_sql})"
     # Queried before polars is imported: DuckDB works without the GIL, so the import a dashboard run
     # starts at its beginning (prefetch.DASHBOARD) goes on beside the query instead of after it.
-    points = con.sql(sql).to_arrow_table()
+    points = con.sql(sql, params={"kept": list(axis_index)}).to_arrow_table()
     import polars as pl
 
     frame = pl.from_arrow(points).with_row_index("row")
@@ -309,20 +324,40 @@ def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, s
     return firsts, sweeps, sweep_rows, points, newest
 
 
-def build_payload(con) -> SiteData:
-    """Read the published warehouse once (a handful of queries) and encode what the page shows."""
+def _newest_on_axis(axis: tuple, ranks: list, keep: int | None):
+    """The axis (``_axis``'s labels, versions, key index, query) and the version ranks cut to the newest
+    ``keep`` axis points, versions re-indexed to the versions those points hold; and the window."""
+    axis_labels, axis_ver, axis_index, points_sql = axis
+    total = len(axis_labels)
+    first = max(0, total - keep) if keep else 0
+    kept_ver = sorted(set(axis_ver[first:]))
+    new_ver = {old: new for new, old in enumerate(kept_ver)}
+    cut_axis = (
+        axis_labels[first:],
+        [new_ver[v] for v in axis_ver[first:]],
+        {key: i - first for key, i in axis_index.items() if i >= first},
+        points_sql,
+    )
+    return cut_axis, [ranks[v] for v in kept_ver], AxisWindow(total - first, total)
+
+
+def build_payload(con, axis_points: int | None = None) -> SiteData:
+    """Read the published warehouse once (a handful of queries) and encode what the page shows:
+    the newest ``axis_points`` points of the axis (None: all of it), the sweeps measured there and the
+    version pairs judged there. A deep history stays in ``liger.duckdb``; the page stays bounded."""
     relations = _relations(con)
     # the warehouse's file has sweep_points (sql/analyze); a hand-made file without it is by version
     commit_mode = "sweep_points" in relations
     ranks = _version_ranks(con)
+    all_versions = [label for _, label in ranks]
+    full_axis = _axis(con, commit_mode, ranks, all_versions, {rank: i for i, (rank, _) in enumerate(ranks)})
+    (axis_labels, axis_ver, axis_index, points_sql), ranks, window = _newest_on_axis(full_axis, ranks, axis_points)
     versions = [label for _, label in ranks]
     ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
     strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
 
     # the Liger-family rule stays in the views: which provider is liger, as series_versions says
     is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
-
-    axis_labels, axis_ver, axis_index, points_sql = _axis(con, commit_mode, ranks, versions, ver_of_rank)
 
     sweep_frame, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
     comparisons, cmp_rows = _comparisons(con, sweep_frame, ver_of_rank, strings)
@@ -335,7 +370,8 @@ def build_payload(con) -> SiteData:
     payload = {
         "v": PAYLOAD_VERSION,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "axis": {"mode": "commit" if commit_mode else "version", "label": axis_labels, "ver": axis_ver},
+        "axis": {"mode": "commit" if commit_mode else "version", "label": axis_labels, "ver": axis_ver,
+                 "of": window.of},
         "versions": versions,
         "flagged": list(FLAGGED_VERDICTS),
         "s": {name: enc.values for name, enc in strings.items()},
@@ -353,6 +389,7 @@ def build_payload(con) -> SiteData:
         comparisons=comparisons,
         not_compared=not_compared,
         axis_labels_by_version=labels_by_version,
+        window=window,
     )
 
 

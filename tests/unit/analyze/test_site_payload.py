@@ -208,3 +208,28 @@ def test_a_warehouse_without_points_is_an_empty_dashboard(tmp_path, commits):
         p = build_payload(con).payload
     assert p["sweeps"] == [] and p["pts"] == [] and p["runs"] == [] and p["cmp"] == []
     assert write_site(db, tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("commits", [False, True])
+def test_a_deep_history_shows_the_newest_axis_points(tmp_path, commits):
+    """A history deeper than the page's window (issue 47): the newest points of the axis, the versions they
+    hold re-indexed, the pairs judged at those versions; nothing of the older points on the page."""
+    db = build_site_db(tmp_path / "site.duckdb", commits=commits)
+    with open_readonly(db) as con:
+        whole = build_payload(con).payload
+        data = build_payload(con, axis_points=2)
+    p = data.payload
+    assert p["axis"]["label"] == whole["axis"]["label"][-2:] and p["axis"]["of"] == len(whole["axis"]["label"])
+    assert data.window.cut and (data.window.shown, data.window.of) == (2, len(whole["axis"]["label"]))
+    kept = sorted({whole["versions"][v] for v in whole["axis"]["ver"][-2:]}, key=VERSIONS.index)
+    assert p["versions"] == kept == [p["versions"][v] for v in sorted(set(p["axis"]["ver"]))]
+    liger = _sweep(p, HOSTILE_KERNEL, "liger")
+    assert _points(p, liger) == [pt for pt in _points(whole, _sweep(whole, HOSTILE_KERNEL, "liger"))
+                                 if pt[1] in p["axis"]["label"]]  # fmt: skip
+    assert {p["versions"][c[2]] for c in p["cmp"]} <= set(kept)
+    assert set(data.comparisons["to_version"]) <= set(kept)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LIGER_DASHBOARD_AXIS_POINTS", "2")
+        index = write_site(db, tmp_path / "site")
+    assert sorted(f.name for f in index.parent.glob("release-*.html")) == sorted(map(release_file_name, kept))
+    assert f"the newest 2 of {len(whole['axis']['label'])}" in index.read_text()
