@@ -370,8 +370,12 @@ def build_payload(con, axis_points: int | None = None) -> SiteData:
     payload = {
         "v": PAYLOAD_VERSION,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "axis": {"mode": "commit" if commit_mode else "version", "label": axis_labels, "ver": axis_ver,
-                 "of": window.of},
+        "axis": {
+            "mode": "commit" if commit_mode else "version",
+            "label": axis_labels,
+            "ver": axis_ver,
+            "of": window.of,
+        },
         "versions": versions,
         "flagged": list(FLAGGED_VERDICTS),
         "s": {name: enc.values for name, enc in strings.items()},
