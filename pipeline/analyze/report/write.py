@@ -61,6 +61,9 @@ __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"
 # text and tick layout; a plot is drawn again only when its sweep changes), so the plots are capped,
 # and every flagged sweep is listed in the tables whether plotted or not.
 DEFAULT_MAX_PLOTS = 15
+# A plot draws the judged pair and the versions of its sweep nearest it, a grey line each: a deep history
+# (a version a week for years) drew a line per version, unreadable and most of the report's time.
+PLOT_VERSIONS = 24
 POINT_ROWS_SHOWN = 50
 CHANGE_POINTS_SHOWN = 50
 NOISE_GROUPS_SHOWN = 30
@@ -101,9 +104,15 @@ with top as (
     select * from report_flagged where plot_rank <= ?
 ),
 own_versions as (
-    select distinct f.plot_rank, sv.version_rank
-    from top as f join series_versions as sv
-        on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+    select plot_rank, version_rank
+    from (
+        select distinct f.plot_rank, f.from_version_rank, f.to_version_rank, sv.version_rank
+        from top as f join series_versions as sv
+            on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
+    )
+    qualify version_rank in (from_version_rank, to_version_rank) or row_number() over (
+        partition by plot_rank order by abs(version_rank - to_version_rank), version_rank desc
+    ) <= {PLOT_VERSIONS}
 )
 select f.plot_rank, sv.kernel_provider, sv.is_liger, sv.liger_version, sv.version_rank,
        sv.x_value, sv.x_numeric, sv.p20, sv.p50, sv.p80

@@ -88,3 +88,24 @@ def test_windowed_segments_are_pelt_on_short_chains_and_find_every_step_of_a_lon
     assert windowed_segments(levels, 0.01, 32, band=math.log1p(0.1)) == list(range(50, 400, 50))
     # a window within the noise band is not segmented
     assert windowed_segments([0.01 * (i % 3) for i in range(200)], 0.0001, 32, band=0.05) == []
+
+
+def test_a_report_plot_of_a_deep_sweep_draws_the_versions_nearest_its_pair(deep_builds):
+    """100 versions a sweep: a plot takes the judged pair and the PLOT_VERSIONS versions nearest it, not
+    a line per version (issue 47: a line each made the report's plots most of a deep run)."""
+    from pipeline.analyze.report import write
+
+    with duckdb.connect(deep_builds["bounded"], read_only=True) as con:
+        con.execute(write._FLAGGED_VIEW)
+        rows = con.execute(
+            f"select p.plot_rank, list(distinct p.version_rank), any_value(f.from_version_rank), "
+            f"any_value(f.to_version_rank) from ({write._PLOT_POINTS_SQL}) p "
+            "join report_flagged f using (plot_rank) where p.is_liger group by 1",
+            [20],
+        ).fetchall()
+    assert len(rows) == 20
+    for _, ranks, from_rank, to_rank in rows:
+        assert from_rank in ranks and to_rank in ranks
+        assert len(ranks) == write.PLOT_VERSIONS
+        nearest = sorted(ranks, key=lambda r: abs(r - to_rank))
+        assert max(abs(r - to_rank) for r in ranks) == abs(nearest[-1] - to_rank) <= write.PLOT_VERSIONS
