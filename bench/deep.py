@@ -114,10 +114,13 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
             )
         )
     table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
-    steps = ["| depth | Dagster step (full build) | seconds |", "|---:|---|---:|"]
+    steps = ["| depth | Dagster step | full build, s | one new run, s |", "|---:|---|---:|---:|"]
     for f in found:
-        for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:6]:
-            steps.append(f"| {f['depth']} | {name} | {s:.1f} |")
+        for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:7]:
+            steps.append(f"| {f['depth']} | {name} | {s:.1f} | {f['incremental']['steps'].get(name, 0.0):.1f} |")
+    deepest = found[-1]
+    costly = sorted(deepest["incremental_models"].items(), key=lambda kv: -kv[1])[:8]
+    incremental = [f"| {name} | {s:.2f} | {deepest['models'].get(name, 0.0):.2f} |" for name, s in costly]
     text = (
         f"# Deep history (issue 47; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
         f"Machine: {machine()}. {note}\n\nThe shipped series points at N runs each (`bench/generate_deep.py`). "
@@ -125,6 +128,9 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
         f"full build.\n\n{table}\n## Full build by Dagster step\n\n" + "\n".join(steps) + "\n\n"
         "## Each model of the DuckDB build (full build), and how it grows with depth\n\n"
         + "\n".join(_growth_lines(found))
+        + f"\n\n## The costliest models of one new run at depth {deepest['depth']}\n\n"
+        + "| model | one new run, s | full build, s |\n|---|---:|---:|\n"
+        + "\n".join(incremental)
         + "\n"
     )
     (out / "deep.md").write_text(text)

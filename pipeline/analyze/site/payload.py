@@ -235,8 +235,9 @@ def _comparisons(con, sweep_frame, ver_of_rank: dict, strings: dict):
         select {_SWEEP_COLS}, from_version, to_version, from_version_rank, to_version_rank, verdict, {numbers},
                shared_points as points, from_runs, to_runs, reference_providers, reason
         from sweep_regressions
+        where to_version_rank in (select unnest($ranks))
         order by to_version_rank desc, {SEVERITY_SQL}, {_SWEEP_COLS}"""
-    frame = pl.from_arrow(con.sql(sql).to_arrow_table())
+    frame = pl.from_arrow(con.sql(sql, params={"ranks": list(ver_of_rank)}).to_arrow_table())
     frame = frame.join(sweep_frame.select("sid", *SWEEP_KEY), on=list(SWEEP_KEY), how="inner", nulls_equal=True,
                        maintain_order="left").rename({"sid": "sweep"})  # fmt: skip
     frame = frame.with_columns(
@@ -409,10 +410,13 @@ def _not_compared(con, relations: set[str], ranks: list[tuple[int, str]]):
     if "version_coverage" not in relations:
         return pl.DataFrame(schema=schema)
     frame = pl.from_arrow(
-        con.sql(f"""
+        con.sql(
+            f"""
             select {_SWEEP_COLS}, version_rank, reason, to_runs from version_coverage
-            where compared_with is null
-            order by version_rank, reason, {_SWEEP_COLS}""").to_arrow_table()
+            where compared_with is null and version_rank in (select unnest($ranks))
+            order by version_rank, reason, {_SWEEP_COLS}""",
+            params={"ranks": [r for r, _ in ranks]},
+        ).to_arrow_table()
     )
     labels = pl.DataFrame({"version_rank": [r for r, _ in ranks], "version": [v for _, v in ranks]})
     labels = labels.cast({"version_rank": frame.schema["version_rank"]})
