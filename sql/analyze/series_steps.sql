@@ -50,42 +50,11 @@ depends_on: [ranked_measurements]
 -- version here (liger_version shows the greater text).
 -- Built from spillable operators only: a median or a list aggregated over every step held each
 -- group's values outside DuckDB's buffer pool and ran out of memory on a deep history (hundreds
--- of runs a series). The median is the middle run of a window's order (the mean of the two middle
--- runs when their number is even, as median() gives); the run lists are aggregated over the steps
--- with more than one run alone (a step of one run is its one p50 and commit).
-with runs as (
-    select
-        ranked_measurements.*,
-        count(*) over series_step as runs,
-        row_number() over series_step_by_p50 as run_order
-    from ranked_measurements
-    window series_step as (
-        partition by
-            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-            gpu_name, x_name, x_value, extra_config, step_rank
-    ),
-    series_step_by_p50 as (
-        partition by
-            axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-            gpu_name, x_name, x_value, extra_config, step_rank
-        order by p50
-    )
-),
-
-run_lists as (
-    select
-        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, x_value, extra_config, step_rank,
-        list_sort(list(p50)) as p50_runs,
-        list_sort(list_distinct(list(benchmarked_commit))) as step_commit_list
-    from runs
-    where runs > 1
-    group by
-        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, x_value, extra_config, step_rank
-),
-
-steps as (
+-- of runs a series). A step of one or two runs has the mean of its runs as its median (as median()
+-- gives); the steps of more runs (few) take the middle run of a window's order, or the mean of the
+-- two middle runs, and their run lists, from their own runs alone. A window over every run of every
+-- step sorted all the rows by the series key and spilled (6 GB written at 1,000 runs a series).
+with steps as (
     select
         axis,
         kernel_name,
@@ -110,23 +79,65 @@ steps as (
         max(observed_at) as observed_at,
         min(observed_at) as first_observed_at,
         count(*) as runs,
-        -- doubles whatever the input's numeric type (the middle runs' average is one)
-        cast(avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as double) as p50,
+        -- doubles whatever the input's numeric type
+        cast(avg(p50) as double) as p50_mean,
         cast(min(p50) as double) as p50_min,
         cast(max(p50) as double) as p50_max,
         ln(max(p50) / min(p50)) as spread_log,
         cast(min(p20) as double) as p20,
         cast(max(p80) as double) as p80
-    from runs
+    from ranked_measurements
     group by
         axis, kernel_name, kernel_provider, is_liger, kernel_operation_mode, metric_name,
+        gpu_name, x_name, x_value, extra_config, step_rank
+),
+
+repeated as (
+    select
+        ranked_measurements.*,
+        steps.runs,
+        row_number() over series_step_by_p50 as run_order
+    from ranked_measurements
+    inner join steps
+        on steps.axis = ranked_measurements.axis
+        and steps.kernel_name = ranked_measurements.kernel_name
+        and steps.kernel_provider = ranked_measurements.kernel_provider
+        and steps.kernel_operation_mode = ranked_measurements.kernel_operation_mode
+        and steps.metric_name = ranked_measurements.metric_name
+        and steps.gpu_name = ranked_measurements.gpu_name
+        and steps.x_name is not distinct from ranked_measurements.x_name
+        and steps.x_value is not distinct from ranked_measurements.x_value
+        and steps.extra_config is not distinct from ranked_measurements.extra_config
+        and steps.step_rank = ranked_measurements.step_rank
+    where steps.runs > 1
+    window series_step_by_p50 as (
+        partition by
+            ranked_measurements.axis, ranked_measurements.kernel_name, ranked_measurements.kernel_provider,
+            ranked_measurements.kernel_operation_mode, ranked_measurements.metric_name,
+            ranked_measurements.gpu_name, ranked_measurements.x_name, ranked_measurements.x_value,
+            ranked_measurements.extra_config, ranked_measurements.step_rank
+        order by ranked_measurements.p50
+    )
+),
+
+run_lists as (
+    select
+        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
+        gpu_name, x_name, x_value, extra_config, step_rank,
+        cast(avg(p50) filter (where run_order between (runs + 1) // 2 and (runs + 2) // 2) as double) as p50,
+        list_sort(list(p50)) as p50_runs,
+        list_sort(list_distinct(list(benchmarked_commit))) as step_commit_list
+    from repeated
+    group by
+        axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name,
         gpu_name, x_name, x_value, extra_config, step_rank
 ),
 
 listed as (
     select
         steps.*,
-        case when steps.runs = 1 then [steps.p50] else run_lists.p50_runs end as p50_runs,
+        case when steps.runs = 1 then steps.p50_mean else run_lists.p50 end as p50,
+        case when steps.runs = 1 then [steps.p50_mean] else run_lists.p50_runs end as p50_runs,
         case
             when steps.runs > 1 then run_lists.step_commit_list
             when steps.benchmarked_commit is null then cast([] as varchar[])
