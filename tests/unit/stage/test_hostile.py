@@ -208,6 +208,7 @@ ALLOWED_INTERPOLATIONS = {
         "SEVERITY_SQL",
         "_SAME_SWEEP",
         "launch_hints_sql('report_flagged', _SAME_SWEEP)",
+        "PLOT_VERSIONS",
     },
     # The report's lead (per-commit trends, suspects): the module's own key lists and the shared
     # verdict constants; values are bound.
