@@ -63,7 +63,7 @@ lint: $(VENV)/.synced-all
 	$(VENV)/bin/ruff format --check --quiet pipeline bench tests
 
 test: setup lint
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20
 
 ## Dagster UI on http://127.0.0.1:3000 with the daily schedule and sensors on.
 dev: setup $(VENV)/.synced-ui
