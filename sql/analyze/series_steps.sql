@@ -50,9 +50,9 @@ depends_on: [ranked_measurements]
 -- version here (liger_version shows the greater text).
 -- Built from spillable operators only: a median or a list aggregated over every step held each
 -- group's values outside DuckDB's buffer pool and ran out of memory on a deep history (hundreds
--- of runs a series). A step of one or two runs has the mean of its runs as its median (as median()
--- gives); the steps of more runs (few) take the middle run of a window's order, or the mean of the
--- two middle runs, and their run lists, from their own runs alone. A window over every run of every
+-- of runs a series). A step of one run is its one p50 and commit; the steps of more runs (few) take
+-- the middle run of a window's order (the mean of the two middle runs when their number is even, as
+-- median() gives) and their run lists from their own runs alone. A window over every run of every
 -- step sorted all the rows by the series key and spilled (6 GB written at 1,000 runs a series).
 with steps as (
     select
