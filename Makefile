@@ -97,14 +97,14 @@ ack: setup
 
 ## Static dashboard of warehouse/liger.duckdb -> warehouse/site/index.html (opens from disk, no server).
 site: setup
-	$(PY) -m pipeline.analyze.site
+	$(PY) -m pipeline.outputs.site
 
 ## JupyterLab on the trend notebook (the `notebook` dependency group is installed on first use).
 ## As root (containers), Jupyter refuses to start without --allow-root.
 notebook: setup $(VENV)/.synced-notebook
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/version_trend.ipynb
 
-## Every model of sql/serve and sql/analyze on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
+## Every model of sql/serve and sql/regress on Spark ($$LIGER_SPARK_MASTER, default local[2]) -> $$LIGER_WAREHOUSE/spark/<view>.parquet
 spark-views: setup $(VENV)/.synced-spark
 	@$(PY) -c "import pipeline, sys; pipeline.connect()" 2>/dev/null || $(MAKE) run
 	$(PY) -m pipeline.spark

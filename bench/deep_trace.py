@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from pipeline.common import duck
+from pipeline.engine.catalog import LOOKUP_TABLES, regress_models
 from pipeline.engine.incremental import refresh_models
+from pipeline.regress.change_points import build_change_points
+from pipeline.regress.settings import RegressionSettings
 from pipeline.serve import duckdb_build as b
-from pipeline.serve.change_points import build_change_points
-from pipeline.serve.models import LOOKUP_TABLES, analyze_models
-from pipeline.serve.settings import RegressionSettings
 from pipeline.store.warehouse import Warehouse
 
 
@@ -63,7 +63,7 @@ def main() -> None:
     else:
         con.execute("create or replace view fact_provenance as select * from fact_provenance__materialized")
         con.execute("create or replace temp table reattributed_digest (measurement_digest varchar)")
-    models = analyze_models()
+    models = regress_models()
     started = a.start is None
     for m in models:
         if a.start and m.name == a.start:

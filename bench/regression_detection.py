@@ -4,8 +4,9 @@
     python -m bench.regression_detection path/to/db.duckdb  # a warehouse that has the commit interface
     python -m bench.regression_detection --json out.json    # results as JSON, the tracked table left alone
 
-The verdicts are THE rule (sql/analyze/verdicts.sql), run through ``pipeline.analyze.compare.judge_measurements``:
-the chosen measurements on a private connection, with the full warehouse's noise thresholds.
+The verdicts are THE rule (sql/regress/verdicts/verdicts.sql), run through
+``pipeline.regress.judge.judge_measurements``: the chosen measurements on a private connection, with the full
+warehouse's noise thresholds.
 
 * **Re-runs** (targets: at most 2 % of sweeps called `regression` or `improvement`):
   - *same commit, two runs*: each commit benchmarked twice (0a62700 and 0a62700-v0.6.4) is split into
@@ -30,9 +31,9 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.analyze.compare import judge_measurements
 from pipeline.engine import DuckTarget, run_models
-from pipeline.serve.models import analyze_models
+from pipeline.engine.catalog import regress_models
+from pipeline.regress.judge import judge_measurements
 
 PROJECT = Path(__file__).resolve().parents[1]
 RESULT = PROJECT / "bench" / "results" / "regression_detection.md"
@@ -124,7 +125,7 @@ def rerun_results(source) -> list[dict]:
         _SPLIT_RERUNS,
     )
     held.execute("delete from noise_floor where gpu_name in (select unnest($g))", {"g": gpus})
-    downstream = [m for m in analyze_models() if m.name in ("point_pairs", "sweep_pairs", "verdicts")]
+    downstream = [m for m in regress_models() if m.name in ("point_pairs", "sweep_pairs", "verdicts")]
     run_models(downstream, DuckTarget(held))
     rows = _verdicts(held, "v.verdict <> 'insufficient'")
     called, n, rate = _rate(rows)

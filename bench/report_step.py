@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
+from pipeline.outputs.report.write import DEFAULT_MAX_PLOTS, write_report
 
 
 def run(db: Path, out_dir: Path, max_plots: int = DEFAULT_MAX_PLOTS) -> dict:

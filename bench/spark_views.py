@@ -1,4 +1,4 @@
-"""Per-view wall time of the sql/serve and sql/analyze models on DuckDB (the build's path) vs Spark local[2]
+"""Per-view wall time of the sql/serve and sql/regress models on DuckDB (the build's path) vs Spark local[2]
 (pipeline.spark).
 
     python -m bench.spark_views --sizes 100k 1m     # writes bench/results/spark_views.md
@@ -21,9 +21,9 @@ import duckdb
 from bench.generate import generate
 from bench.run import SIZES, run_pipeline
 from pipeline.engine import create_view
-from pipeline.serve.change_points import build_change_points
+from pipeline.engine.catalog import regress_models
+from pipeline.regress.change_points import build_change_points
 from pipeline.serve.duckdb_build import create_table_views
-from pipeline.serve.models import analyze_models
 from pipeline.spark.inputs import table_files
 from pipeline.spark.session import spark_session
 from pipeline.spark.views import run_views
@@ -37,7 +37,7 @@ def duckdb_view_seconds(inputs: dict[str, list[str]], temp: Path) -> tuple[dict[
     con.execute("set TimeZone = 'UTC'")
     create_table_views(con, {t.removeprefix("delta_"): f for t, f in inputs.items()})
     seconds, rows = {}, {}
-    for vf in analyze_models():
+    for vf in regress_models():
         name = vf.name
         started = time.perf_counter()
         create_view(con, name, vf.sql)

@@ -10,8 +10,8 @@ def connect(*args, **kwargs):
 
 
 def compare(from_: str, to: str, gpu: str | None = None, **kwargs) -> list[dict]:
-    """The sweeps that moved between two releases, versions or commits (see pipeline.analyze.compare)."""
-    from pipeline.analyze.compare import compare as _compare
+    """The sweeps that moved between two releases, versions or commits (see pipeline.regress.judge)."""
+    from pipeline.regress.judge import compare as _compare
 
     return _compare(from_, to, gpu, **kwargs)
 

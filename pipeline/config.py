@@ -113,7 +113,7 @@ class Settings(BaseSettings):
     dashboard_axis_points: int = Field(
         156, ge=1, description="the dashboard shows the newest N commits (or versions) of its axis"
     )
-    # alerts (pipeline/analyze/alerts): where a message goes besides <warehouse>/alerts/<alert_id>.md
+    # alerts (pipeline/outputs/alerts): where a message goes besides <warehouse>/alerts/<alert_id>.md
     alert_webhook: str = Field("", description="Slack-compatible webhook URL for alert messages (blank: none)")
     alert_timeout_s: float = Field(10.0, gt=0, description="how long one webhook delivery may take")
 

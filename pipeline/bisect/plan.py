@@ -1,7 +1,7 @@
 """The warehouse side of a bisect: which commits to run and how much noise to allow (docs/bisect.md).
 
 * Candidates: the first-parent commits of FROM..TO (oldest first) whose change against their first
-  parent touches the kernel's source under the one rule, ``rules.touches_kernel``. A merge on the
+  parent touches the kernel's source under the one rule, ``history.paths.touches_kernel``. A merge on the
   chain counts with everything it brought in.
 * Noise: every row of the warehouse's ``noise_floor`` for the metric (the runner picks the row of
   the GPU it runs on and the duration it measures, trusted bucket first, then the GPU's row), and the
@@ -18,9 +18,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pipeline.contracts.rules import KERNEL_ROOT, touches_kernel
-from pipeline.ingest import git
-from pipeline.serve.settings import RegressionSettings
+from pipeline.common import duck
+from pipeline.history import git
+from pipeline.history.paths import KERNEL_ROOT, touches_kernel
+from pipeline.regress.settings import RegressionSettings
 
 PLAN_FORMAT = "liger-bisect-plan/1"
 # the GPU side: a standard-library script, run as `python3 -I runner.py plan.json out/`
@@ -55,24 +56,22 @@ class PlanError(ValueError):
 
 
 def resolve(git_dir: Path, rev: str) -> str:
-    proc = git.run(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
-    if proc.returncode != 0:
+    full = git.rev_parse(git_dir, rev)
+    if full is None:
         raise PlanError(f"{rev!r} is not a commit of the clone")
-    return proc.stdout.decode().strip()
+    return full
 
 
 def first_parent_changes(git_dir: Path, from_sha: str, to_sha: str) -> list[dict]:
     """First-parent commits of from..to, oldest first, each with its files against its first parent."""
-    fmt = "--format=%x01%H%x00%s"
-    args = ["log", "--first-parent", "--diff-merges=first-parent", "--name-only", "--no-renames", "-z", fmt]
-    out = git.run(git_dir, *args, f"{from_sha}..{to_sha}").stdout.decode(errors="replace")
-    commits = []
-    for chunk in out.split("\x01")[1:]:
-        sha, _, rest = chunk.partition("\x00")
-        subject, _, files = rest.partition("\n")
-        paths = [p.strip("\n") for p in files.split("\x00") if p.strip("\n")]
-        commits.append({"sha": sha, "subject": subject.rstrip("\x00"), "paths": paths})
-    return commits[::-1]
+    entries = git.log(
+        git_dir,
+        f"{from_sha}..{to_sha}",
+        fields=("H", "s"),
+        files="names",
+        options=("--first-parent", "--diff-merges=first-parent", "--no-renames"),
+    )
+    return [{"sha": e.fields[0], "subject": e.fields[1], "paths": [f.path for f in e.files]} for e in entries][::-1]
 
 
 def noise_rows(metric: str, duckdb_path: Path | None) -> tuple[list[dict], str | None]:
@@ -85,7 +84,7 @@ def noise_rows(metric: str, duckdb_path: Path | None) -> tuple[list[dict], str |
     import duckdb
 
     try:
-        with duckdb.connect(str(path), read_only=True) as con:
+        with duck.open_readonly(path) as con:
             cur = con.execute(
                 """select scope, gpu_name, duration_bucket, trusted, threshold, threshold_source
                 from noise_floor where metric_name = ? order by gpu_name, scope, duration_bucket""",
@@ -154,7 +153,7 @@ def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) 
 
 
 def _subject(git_dir: Path, sha: str) -> str:
-    return git.run(git_dir, "log", "-1", "--format=%s", sha).stdout.decode(errors="replace").strip()
+    return git.log(git_dir, sha, fields=("s",), options=("-1",))[0].fields[0].strip()
 
 
 _ALERT_MEMBERS = {  # an alert's flagged rows: the commit axis and the version axis
@@ -171,9 +170,8 @@ def plan_from_alert(repo: Path, opts: BisectOptions, duckdb_path: Path | None) -
     path = duckdb_path or default_path()
     if not path.is_file():
         raise PlanError(f"ALERT={opts.alert}: no warehouse at {path} (run `make run` first)")
-    import duckdb
 
-    with duckdb.connect(str(path), read_only=True) as con:
+    with duck.open_readonly(path) as con:
         alert = con.execute(
             "select axis, from_commit, to_commit, gpu_name, status, cause from alerts where alert_id = ?",
             [opts.alert],

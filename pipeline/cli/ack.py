@@ -11,11 +11,11 @@ import shutil
 import sys
 import uuid
 
-from pipeline.analyze.alerts.notify import sync_and_notify
 from pipeline.common import duck
 from pipeline.common.files import atomic_path, publish
 from pipeline.config import load
-from pipeline.serve.alert_state import by_id, install_alerts, now, read_state, write_state
+from pipeline.outputs.alerts.notify import sync_and_notify
+from pipeline.regress.alert_state import by_id, install_alerts, now, read_state, write_state
 from pipeline.serve.duckdb_build import _file_id, _state_sidecar, use_internal_schema
 from pipeline.store.warehouse import Warehouse
 

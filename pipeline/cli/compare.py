@@ -1,12 +1,12 @@
 """`make compare FROM=0.6.5 TO=0.7.0 [GPU="NVIDIA H100 80GB HBM3"] [ALL=1]`: the sweeps that moved
-between two releases, versions or commits, with the verdict rule of sql/analyze/verdicts.sql."""
+between two releases, versions or commits, with the verdict rule of sql/regress/verdicts/verdicts.sql."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pipeline.analyze.compare import compare
+from pipeline.regress.judge import compare
 
 
 def _ratio(value) -> str:

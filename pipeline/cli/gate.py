@@ -15,11 +15,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.analyze.gate import GateInputError, GateOptions, run_gate
-from pipeline.analyze.gate.outputs import write_error, write_outputs
 from pipeline.config import load
 from pipeline.contracts.sources import file_sha256
 from pipeline.ingest.commit_runs import COMMIT_RUNS_DIR, CSV_NAME, GATE_DIR, is_full_sha
+from pipeline.outputs.gate import GateInputError, GateOptions, run_gate
+from pipeline.outputs.gate.outputs import write_error, write_outputs
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.analyze.gate.candidate import GateInputError
-from pipeline.analyze.gate.suspects import touched_kernels
+from pipeline.outputs.gate.candidate import GateInputError
+from pipeline.outputs.gate.suspects import touched_kernels
 
 
 def main(argv: list[str] | None = None) -> int:

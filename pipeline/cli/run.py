@@ -36,8 +36,8 @@ def _code_version() -> str:
 
 
 def _state(settings: Settings, previous: dict) -> dict:
+    from pipeline.history.git import GitError, open_repo, refs_state
     from pipeline.ingest.fingerprint import Fingerprint, scan_data_raw
-    from pipeline.ingest.git import GitError, open_repo, refs_state
     from pipeline.store.warehouse import Warehouse
 
     prev = Fingerprint.from_cursor(previous.get("inputs"))

@@ -12,10 +12,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.analyze.alerts.lead import summary_lines as alert_lines
-from pipeline.analyze.report.queries import named_regressions, newest_overview
 from pipeline.common import duck
 from pipeline.config import duckdb_path, warehouse_dir, warehouse_uri
+from pipeline.outputs.alerts.lead import summary_lines as alert_lines
+from pipeline.outputs.report.queries import named_regressions, newest_overview
 from pipeline.serve.names import FACT_FILES
 
 # regressions named per axis before "... and N more"

@@ -1,13 +1,13 @@
 """Alert messages: after each build of liger.duckdb, one message per alert whose status was not
-delivered yet (pipeline.analyze.alerts.notify). A failed delivery is retried on the next run and
+delivered yet (pipeline.outputs.alerts.notify). A failed delivery is retried on the next run and
 never fails the warehouse: the step succeeds and says what failed; Dagster retries the step itself
 only when it could not run at all (e.g. the state table was busy)."""
 
 import dagster as dg
 
-from pipeline.analyze.alerts.notify import sync_and_notify
 from pipeline.config import load
 from pipeline.defs.resources import WarehouseResource
+from pipeline.outputs.alerts.notify import sync_and_notify
 
 
 @dg.asset(

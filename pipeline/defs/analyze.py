@@ -1,5 +1,5 @@
 """Regression report and dashboard assets, and the newest-version checks (Dagster wrappers over
-pipeline.analyze.report.write and pipeline.analyze.site)."""
+pipeline.outputs.report.write and pipeline.outputs.site)."""
 
 import json
 import threading
@@ -9,13 +9,13 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from pipeline.analyze.report.queries import newest_overview
-from pipeline.analyze.report.write import DEFAULT_MAX_PLOTS, write_report
-from pipeline.analyze.site import render_site, write_site
 from pipeline.common import prefetch
 from pipeline.common.duck import open_readonly
 from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
+from pipeline.outputs.report.queries import newest_overview
+from pipeline.outputs.report.write import DEFAULT_MAX_PLOTS, write_report
+from pipeline.outputs.site import render_site, write_site
 from pipeline.serve.duckdb_build import built_state
 
 _NEWEST_REGRESSIONS_SQL = """

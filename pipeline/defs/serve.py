@@ -1,4 +1,4 @@
-"""Views: liger.duckdb, one view or table per model of sql/serve and sql/analyze over the newest published
+"""Views: liger.duckdb, one view or table per model of sql/serve and sql/regress over the newest published
 warehouse state."""
 
 import dagster as dg
@@ -7,9 +7,9 @@ from pydantic import create_model
 from pipeline.contracts.tables import PUBLIC_TABLES
 from pipeline.defs.analyze import start_dashboard_beside_report
 from pipeline.defs.resources import WarehouseResource
+from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb
 from pipeline.serve.names import FACT_FILES
-from pipeline.serve.settings import RegressionSettings
 
 # Run config mirrors RegressionSettings field by field, so the launchpad shows every threshold
 # with its default and description; RegressionSettings stays the single source of truth.

@@ -9,10 +9,14 @@ from pathlib import Path
 from pipeline.engine.header import ModelError, PythonModel, SqlModel, read_model
 
 
-def load_models(folder: Path, inputs: Iterable[str] = (), extra: Iterable[PythonModel] = ()) -> list:
-    """The folder's models (and any Python steps) in dependency order. Every dependency must be
-    created by a model of the graph or be one of `inputs` (what the caller registers first)."""
-    models = [read_model(p) for p in sorted(folder.glob("*.sql"))] + list(extra)
+def load_models(
+    folder: Path, inputs: Iterable[str] = (), extra: Iterable[PythonModel] = (), skip: Iterable[Path] = ()
+) -> list:
+    """The folder's models, its sub-folders' included (and any Python steps), in dependency order.
+    Every dependency must be created by a model of the graph or be one of `inputs` (what the caller
+    registers first)."""
+    skipped = set(skip)
+    models = [read_model(p) for p in sorted(folder.rglob("*.sql")) if p not in skipped] + list(extra)
     return order_models(models, inputs)
 
 

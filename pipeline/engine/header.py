@@ -3,18 +3,19 @@ reads, what it creates and how it is kept, in sqlmesh's words (`kind`, `partitio
 
     /* MODEL
     name: series_steps
-    kind: INCREMENTAL_BY_PARTITION     # VIEW (default) | FULL | INCREMENTAL_BY_PARTITION
+    kind: INCREMENTAL_BY_PARTITION     # VIEW | FULL | INCREMENTAL_BY_PARTITION | AUDIT (required)
     partitioned_by: [kernel_name, gpu_name]
     partitions_from: fact_measurement  # the view whose rows carry the partition key (default)
     when_matched: {measurements: sum, last_seen: max}  # merge new rows into kept ones of equal grain
-    grain: [kernel_name, gpu_name, step_rank]          # the columns that name one row (audited)
+    grain: [kernel_name, gpu_name, step_rank]          # the columns that name one row (required, audited)
     fact_columns: [kernel_name]        # a view's columns taken unchanged from fact_measurement
     fact_steps: {columns: [axis, step_rank], sql: "select ... from touched"}
     depends_on: [ranked_measurements, regression_settings]
     description: one row per series and step
     */
 
-The kinds are sqlmesh's: a VIEW is computed when read; a FULL model is a table recomputed whole; an
+The kinds are sqlmesh's: an AUDIT (sql/checks) returns the rows that break a rule; a VIEW is computed
+when read; a FULL model is a table recomputed whole; an
 INCREMENTAL_BY_PARTITION model is a table whose partitions (rows of one `partitioned_by` value) that
 new facts touch are replaced, the others kept. `when_matched` (sqlmesh's clause of
 INCREMENTAL_BY_UNIQUE_KEY) makes such a model merge its rows over the new facts alone into the kept
@@ -36,7 +37,9 @@ HEADER_OPEN = "/* MODEL"
 HEADER_CLOSE = "*/"
 # aggregates whose result over all rows is the same aggregate over their results on any split
 SELF_MERGING = frozenset({"sum", "min", "max", "bool_and", "bool_or"})
-Kind = Literal["VIEW", "FULL", "INCREMENTAL_BY_PARTITION"]
+Kind = Literal["VIEW", "FULL", "INCREMENTAL_BY_PARTITION", "AUDIT"]
+# what every model file's header must say: how it is kept, and which columns name one of its rows
+REQUIRED_IN_FILE = ("kind", "grain")
 
 
 class ModelError(ValueError):
@@ -149,9 +152,13 @@ def read_model(path: Path) -> SqlModel:
     if not closed:
         raise ModelError(f"{path}: the {HEADER_OPEN} header is not closed with {HEADER_CLOSE}")
     try:
-        header = ModelHeader.model_validate(yaml.safe_load(header_text) or {})
+        declared = yaml.safe_load(header_text) or {}
+        header = ModelHeader.model_validate(declared)
     except Exception as exc:
         raise ModelError(f"{path}: bad header: {exc}") from exc
+    missing = [key for key in REQUIRED_IN_FILE if not declared.get(key)]
+    if missing:
+        raise ModelError(f"{path}: the header must declare {' and '.join(missing)} (sqlmesh's words)")
     if header.name != path.stem:
         raise ModelError(f"{path}: header name {header.name!r} differs from the file name")
     return SqlModel(header, path, body.lstrip("\n"))

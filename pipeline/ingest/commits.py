@@ -5,7 +5,7 @@ Two tables, recomputed whole from every snapshot source (a few dozen; one git ca
   commit_change       every commit between consecutive benchmarked commits, with its files under
                       src/liger_kernel/ (suspects; `touches_kernel` decides per kernel when read)
 The order comes from the clone's commit graph when there is one, else commits.txt, else run time
-(`gh_pages.order_snapshots`).
+(`history.order_snapshots`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pyarrow as pa
 from pipeline.common import duck
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import BENCHMARK_SNAPSHOT, COMMIT_CHANGE
+from pipeline.history import commits as history
 from pipeline.ingest import gh_pages
 
 
@@ -83,8 +84,8 @@ def commit_tables(
 ) -> tuple[pa.Table, pa.Table]:
     """(benchmark_snapshot, commit_change) for the snapshot sources among ``sources``."""
     snaps = _snapshots([s for s in sources if s.gh_pages_folder], stats)
-    ordered = gh_pages.order_snapshots(snaps, repo, _commits_txt([s for s in sources if s.gh_pages_folder]))
-    ranges = gh_pages.commit_ranges(repo, ordered) if repo is not None and ordered else []
+    ordered = history.order_snapshots(snaps, repo, _commits_txt([s for s in sources if s.gh_pages_folder]))
+    ranges = history.commit_ranges(repo, ordered) if repo is not None and ordered else []
     kernel_changed = {r.to_snapshot: r.touches_kernel_source for r in ranges}
     # our own runs at commits (commit_runs.py) say so; upstream's gh-pages runs are 'gh_pages'
     own = {s.snapshot: s for s in sources if s.snapshot and s.run_origin}

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from pipeline.common.files import publish
 from pipeline.contracts.sources import CSV_KIND, SourceFile, git_source_path, parse_utc
-from pipeline.ingest.git import CatObject, GitError, cat_file_batch, open_repo, run
+from pipeline.history import git
+from pipeline.history.git import CatObject, GitError, cat_file_batch, open_repo, run
 
 PATHSPEC = "benchmark/data/*.csv"
 BLOB_SUFFIX = ".csv"
@@ -68,9 +69,7 @@ def validate_repo(repo: Path) -> Path:
 
 def head_sha(repo: Path) -> str | None:
     """Full sha of HEAD, or None when the repo has no commits yet."""
-    proc = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
-    out = proc.stdout.decode().strip()
-    return out if proc.returncode == 0 and _HEX.match(out) else None
+    return git.rev_parse(repo, "HEAD")
 
 
 @dataclass(frozen=True)
@@ -83,44 +82,20 @@ class _Snapshot:
 
 def list_snapshots(repo: Path, head: str) -> list[_Snapshot]:
     """Every (commit, path, blob) where a commit reachable from HEAD wrote a new CSV blob."""
-    out = _git(
-        repo,
-        "log",
-        "-z",
-        "--raw",
-        "--no-abbrev",
-        "-M",
-        "--diff-merges=combined",
-        "--no-color",
-        "--format=%x01%H %cI",
-        head,
-        "--",
-        PATHSPEC,
-    ).stdout
+    try:
+        log = git.log(
+            repo, head, fields=("H", "cI"), files="raw", options=("-M", "--diff-merges=combined"), paths=(PATHSPEC,)
+        )
+    except GitError as exc:
+        raise GitHistoryError(str(exc)) from exc
     snaps: list[_Snapshot] = []
-    tokens = out.split(b"\0")
-    i, commit, when = 0, None, None
-    while i < len(tokens):
-        tok = tokens[i].decode("utf-8", errors="surrogateescape").lstrip("\n")
-        i += 1
-        if tok.startswith("\x01"):
-            sha, _, date = tok[1:].partition(" ")
-            commit, when = sha, parse_utc(date)
-            continue
-        if not tok.startswith(":"):
-            continue  # trailing empty token
-        parents = len(tok) - len(tok.lstrip(":"))
-        fields = tok[parents:].split()
-        modes, shas, status = fields[: parents + 1], fields[parents + 1 : 2 * parents + 2], fields[-1]
-        npaths = 2 if parents == 1 and status[:1] in ("R", "C") else 1
-        paths = [tokens[i + k].decode("utf-8", errors="surrogateescape") for k in range(npaths)]
-        i += npaths
-        dst_mode, dst_blob, path = modes[-1], shas[-1], paths[-1]
-        if commit is None or dst_mode not in _FILE_MODES or not _HEX.match(dst_blob) or set(dst_blob) == {"0"}:
-            continue  # deletions, symlinks, submodules
-        if not _in_pathspec(path):
-            continue
-        snaps.append(_Snapshot(commit, when, path, dst_blob))
+    for e in log:
+        commit, when = e.fields[0], parse_utc(e.fields[1].strip())
+        for f in e.files:
+            if f.mode not in _FILE_MODES or not _HEX.match(f.blob) or set(f.blob) == {"0"}:
+                continue  # deletions, symlinks, submodules
+            if _in_pathspec(f.path):
+                snaps.append(_Snapshot(commit, when, f.path, f.blob))
     return snaps
 
 

@@ -8,9 +8,9 @@ import json
 import duckdb
 
 from pipeline.common import duck
-from pipeline.config import SQL_DIR
 from pipeline.contracts.digests import measurement_digest_sql, object_digest, record_only_extra_config_sql
 from pipeline.contracts.rules import QUANTILE_REASON_MACRO, observed_at_text_sql
+from pipeline.engine.catalog import check_model
 from pipeline.serve.duckdb_build import create_table_views
 from pipeline.store.warehouse import Published, Warehouse
 
@@ -72,7 +72,7 @@ def check_scope(published: Published, run_id: str | None, every: int) -> tuple[i
 
 
 def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
-    return con.execute((SQL_DIR / "checks" / f"{name}.sql").read_text()).fetchall()
+    return con.execute(check_model(name).sql).fetchall()
 
 
 def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:

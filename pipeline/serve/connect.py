@@ -6,7 +6,7 @@
     con = pipeline.connect(as_of="2026-11-30T12:00")  # the newest run committed by then
 
 The newest state opens `liger.duckdb` read-only. An earlier state is an in-memory database with
-the same table views over that run's Delta versions and every sql/analyze view (computed when
+the same table views over that run's Delta versions and every sql/regress view (computed when
 queried: nothing is materialized for a one-off look back). For a warehouse on S3 the connection
 carries an fsspec filesystem, which a plain `duckdb` CLI cannot.
 """
@@ -20,9 +20,9 @@ import duckdb
 from pipeline.common import duck
 from pipeline.config import load, warehouse_dir, warehouse_uri
 from pipeline.engine import DuckTarget, run_models
-from pipeline.serve.change_points import build_change_points
+from pipeline.engine.catalog import regress_models
+from pipeline.regress.change_points import build_change_points
 from pipeline.serve.duckdb_build import create_run_log_view, create_table_views, publish_main_views, use_internal_schema
-from pipeline.serve.models import analyze_models
 from pipeline.store.warehouse import Warehouse
 
 
@@ -49,7 +49,7 @@ def connect(
     try:
         create_run_log_view(con, wh, wanted)
         create_table_views(con, wh.snapshot_files(wanted))
-        run_models(analyze_models(), DuckTarget(con, materialize=False))
+        run_models(regress_models(), DuckTarget(con, materialize=False))
         build_change_points(con)
     except duckdb.IOException as exc:
         con.close()

@@ -6,7 +6,7 @@ Layers, in order:
   regression_settings, liger_version_order (tables)
   sql/serve/      what readers call fact_measurement, source, measurements, ... (provenance and
                   learned dimensions are derived when read)
-  sql/analyze/    in the order their MODEL headers' dependencies give; a stored model (kind
+  sql/regress/    in the order their MODEL headers' dependencies give; a stored model (kind
                   FULL or INCREMENTAL_BY_PARTITION) is kept as a table `<view>__materialized`, its query as
                   view `<view>__definition`
   change_points   (Python: PELT per sweep)
@@ -39,19 +39,19 @@ from pipeline import engine
 from pipeline.common import duck, failpoints
 from pipeline.common.files import atomic_path, publish
 from pipeline.config import SQL_DIR, build_memory
-from pipeline.contracts.rules import touches_kernel
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
+from pipeline.engine.catalog import LOOKUP_TABLES, SERVE_DIR, model_files, regress_models, serve_models
 from pipeline.engine.header import read_model
 from pipeline.engine.incremental import narrowed, refresh_models
 from pipeline.engine.run import create_view
-from pipeline.serve.alert_state import install_alerts
-from pipeline.serve.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
-from pipeline.serve.change_points import build_change_points
-from pipeline.serve.models import LOOKUP_TABLES, SERVE_DIR, analyze_models, serve_models
+from pipeline.history.paths import touches_kernel
+from pipeline.regress.alert_state import install_alerts
+from pipeline.regress.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
+from pipeline.regress.change_points import build_change_points
+from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.names import INTERNAL_SCHEMA
-from pipeline.serve.settings import RegressionSettings, write_settings_table
-from pipeline.serve.versions import write_version_order_table
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
 STATE_TABLE = "liger_build_state"
@@ -116,9 +116,9 @@ def sql_hash() -> str:
     (this module, the model engine). An incremental build keeps the previous file's views,
     so a change to any of these rebuilds the file."""
     h = hashlib.sha256()
-    for folder in ("serve", "analyze", "model", "alerts"):
-        for p in sorted((SQL_DIR / folder).glob("*.sql")):
-            h.update(f"{folder}/{p.name}\0".encode() + p.read_bytes())
+    for folder in ("serve", "regress", "model"):
+        for p in model_files(SQL_DIR / folder):
+            h.update(f"{p.relative_to(SQL_DIR)}\0".encode() + p.read_bytes())
     for code in (Path(__file__), *sorted(Path(engine.__file__).parent.glob("*.py"))):
         h.update(f"{code.name}\0".encode() + code.read_bytes())
     return h.hexdigest()[:16]
@@ -175,7 +175,7 @@ def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published
 
 def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
     """commit_kernel: the measured kernels each commit between benchmarked commits touches
-    (`rules.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
+    (`history.paths.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
     kernels = [r[0] for r in con.execute("select distinct kernel_name from delta_fact_measurement").fetchall()]
     commits = con.execute("select distinct commit, kernel_paths from delta_commit_change").fetchall()
     rows = pa.table(
@@ -192,7 +192,7 @@ def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
 
 def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:
     """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
-    which sql/analyze reads beside the tables; returns the versions."""
+    which sql/regress reads beside the tables; returns the versions."""
     write_settings_table(con, settings)
     versions = sorted(
         r[0]
@@ -283,7 +283,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         provenance = materialize_provenance(con, full, old.get("seq", 0))
         provenance_s = round(time.perf_counter() - started, 3)
         moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
-        done = refresh_models(con, analyze_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES)
+        done = refresh_models(con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES)
         done |= {"fact_provenance": provenance}
         started = time.perf_counter()
         build_change_points(con, full)

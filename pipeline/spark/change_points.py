@@ -1,7 +1,7 @@
 """change_points on Spark: the same Python (PELT) per sweep, run where the sweep's rows are.
 
 A sweep is small (one row per version pair) and independent of every other, so groupBy(sweep) +
-applyInPandas runs pipeline.serve.change_points unchanged on the executors: the segmentation is
+applyInPandas runs pipeline.regress.change_points unchanged on the executors: the segmentation is
 identical to the DuckDB build's by construction. Executors need numpy (it is in the project's
 dependencies; a cluster image must carry them too).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from pipeline.serve.change_points import (
+from pipeline.regress.change_points import (
     CHANGE_POINTS_DDL,
     PAIR_COLUMNS,
     SOURCE_SQL,

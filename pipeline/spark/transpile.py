@@ -1,4 +1,4 @@
-"""sql/serve and sql/analyze models (DuckDB dialect) -> Spark SQL, with DuckDB's semantics kept where sqlglot's do not.
+"""sql/serve and sql/regress models (DuckDB dialect) -> Spark SQL, with DuckDB's semantics kept where sqlglot's do not.
 
 sqlglot translates names and syntax; it does not keep what a function returns at the edges. Each
 rewrite below fixes one difference that the parity test (tests/test_spark_parity.py) caught:

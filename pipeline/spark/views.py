@@ -1,22 +1,20 @@
-"""Run the sql/serve and sql/analyze models on Spark through the model engine (`SparkTarget`), and
+"""Run the sql/serve and sql/regress models on Spark through the model engine (`SparkTarget`), and
 write each analysis model's rows as Parquet."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.config import SQL_DIR
 from pipeline.contracts.tables import SCHEMAS
-from pipeline.engine import PythonModel, SqlModel, load_models, run_models
+from pipeline.engine import PythonModel, SqlModel, run_models
+from pipeline.engine.catalog import regress_models, serve_models
+from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.duckdb_build import write_commit_kernel_table
-from pipeline.serve.models import PYTHON_TABLES, SERVE_INPUTS, serve_models
-from pipeline.serve.settings import RegressionSettings, write_settings_table
-from pipeline.serve.versions import write_version_order_table
 
 from .change_points import change_points_frame
 from .transpile import transpile_model
@@ -143,10 +141,9 @@ def run_views(
     inputs: Mapping[str, Sequence[str]],
     out_dir: str,
     settings: RegressionSettings | None = None,
-    views_dir: Path = SQL_DIR / "analyze",
     log: Callable[[str], None] = lambda _msg: None,
 ) -> dict[str, float]:
-    """Materialize every model of ``views_dir`` (dependency order) and change_points to
+    """Materialize every regression model (sql/regress, dependency order) and change_points to
     ``out_dir/<view>.parquet``; the readers' tables of sql/serve are views, not written. Returns
     seconds per view."""
     settings = settings or RegressionSettings()
@@ -155,9 +152,8 @@ def run_views(
     catalog = _Catalog(spark)
     register_python_tables(spark, settings)
     run_models(serve_models(), SparkTarget(catalog))
-    serve = [m.name for m in serve_models()]
     target = SparkTarget(catalog, out, log)
-    run_models(load_models(views_dir, (*SERVE_INPUTS, *serve, *PYTHON_TABLES)), target)
+    run_models(regress_models(), target)
     seconds = target.seconds
     started = time.perf_counter()
     change_points_frame(spark, settings.change_point_penalty, settings.change_point_window).write.mode(

@@ -1,3 +1,9 @@
+/* MODEL
+name: dangling_dimension
+kind: AUDIT
+grain: [dimension, digest]
+depends_on: [checked_facts, dim_environment, dim_protocol, dim_workload, dim_implementation]
+*/
 -- Offending rows: facts pointing at a dimension digest that no dimension table holds.
 with facts as (
     select * from checked_facts

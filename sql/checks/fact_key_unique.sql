@@ -1,3 +1,9 @@
+/* MODEL
+name: fact_key_unique
+kind: AUDIT
+grain: [detail]
+depends_on: [checked_digest_count]
+*/
 -- Offending rows: measurement digests that appear more than once.
 -- One row per digest is enough for one row per identity key: the digest_integrity check proves
 -- each digest recomputes from its row's identity fields, so two rows with one identity would

@@ -1,3 +1,9 @@
+/* MODEL
+name: quantile_order
+kind: AUDIT
+grain: [measurement_digest]
+depends_on: [checked_facts]
+*/
 -- Offending rows: facts whose quantiles break the readers' rule (finite, positive, p20 <= p50 <= p80).
 -- quantile_reason() is that rule (pipeline/contracts/rules.py), a macro the check connection registers.
 with facts as (

@@ -22,10 +22,10 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.analyze.site import render_site
 from pipeline.bisect.plan import BisectOptions, PlanError, make_plan
 from pipeline.cli.ack import acknowledge
-from pipeline.serve.alert_state import read_state
+from pipeline.outputs.site import render_site
+from pipeline.regress.alert_state import read_state
 from pipeline.store.warehouse import Warehouse
 from tests.conftest import materialize
 from tests.fixtures.gh_pages_repo import ERA_UNKNOWN, build_era_repo, build_suspects_repo

@@ -8,9 +8,9 @@ import threading
 
 import dagster as dg
 
-from pipeline.analyze import site
 from pipeline.common import duck
 from pipeline.defs import analyze as analyze_defs
+from pipeline.outputs import site
 from tests.conftest import copy_data_raw, materialize
 
 

@@ -18,8 +18,8 @@ from statistics import median
 import pytest
 from markdown_it import MarkdownIt
 
-from pipeline.analyze.gate.comment import LIMIT, render
 from pipeline.contracts.digests import canonical_json
+from pipeline.outputs.gate.comment import LIMIT, render
 from tests.fixtures.shared_data import shared_data
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.analyze.markdown import md_text
+from pipeline.outputs.markdown import md_text
 from tests.conftest import DATA_RAW, copy_data_raw, materialize
 from tests.e2e.test_site_browser import Watched, browser  # noqa: F401 - the Chromium fixture
 from tests.fixtures.runs import HEADER

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.analyze.report.write import write_report
+from pipeline.outputs.report.write import write_report
 from tests.fixtures.report import build_report_warehouse
 
 CHROMIUM = "/usr/bin/chromium"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.analyze.site import write_site
 from pipeline.common.duck import open_readonly
+from pipeline.outputs.site import write_site
 from tests.fixtures.site import HOSTILE_KERNEL, build_site_db
 
 CHROMIUM = "/usr/bin/chromium"

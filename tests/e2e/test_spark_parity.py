@@ -1,4 +1,4 @@
-"""Every model of sql/serve and sql/analyze, run on Spark (pyspark local[2]) through sqlglot, equals DuckDB's."""
+"""Every model of sql/serve and sql/regress, run on Spark (pyspark local[2]) through sqlglot, equals DuckDB's."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ VIEW_NAME = re.compile(r"create\s+or\s+replace\s+view\s+([A-Za-z_][A-Za-z0-9_]*)
 
 
 def view_names() -> list[str]:
-    """Every sql/analyze model (what run_views writes), in run order, plus the change_points table."""
-    from pipeline.serve.models import analyze_models
+    """Every sql/regress model (what run_views writes), in run order, plus the change_points table."""
+    from pipeline.engine.catalog import regress_models
 
-    return [*(m.name for m in analyze_models()), "change_points"]
+    return [*(m.name for m in regress_models()), "change_points"]
 
 
 @pytest.fixture(scope="module")

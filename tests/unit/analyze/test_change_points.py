@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ruptures.detection import Pelt
 
-from pipeline.serve.change_points import segment_levels
+from pipeline.regress.change_points import segment_levels
 
 
 def ruptures_breakpoints(levels: list[float], penalty: float) -> list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from pipeline.analyze.compare import compare
+from pipeline.regress.judge import compare
 from tests.fixtures import regression as rs
 
 XS = (1024, 2048, 4096, 8192)

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 from bench.generate_deep import generate_deep
-from pipeline.serve.change_points import segment_levels, windowed_segments
-from pipeline.serve.settings import RegressionSettings
+from pipeline.regress.change_points import segment_levels, windowed_segments
+from pipeline.regress.settings import RegressionSettings
 from tests.fixtures.regression import SCRATCH_MEASUREMENTS_SQL, build_regression_layer
 
 DEPTH, POINTS = 100, 160
@@ -93,7 +93,7 @@ def test_windowed_segments_are_pelt_on_short_chains_and_find_every_step_of_a_lon
 def test_a_report_plot_of_a_deep_sweep_draws_the_versions_nearest_its_pair(deep_builds):
     """100 versions a sweep: a plot takes the judged pair and the PLOT_VERSIONS versions nearest it, not
     a line per version (issue 47: a line each made the report's plots most of a deep run)."""
-    from pipeline.analyze.report import write
+    from pipeline.outputs.report import write
 
     with duckdb.connect(deep_builds["bounded"], read_only=True) as con:
         con.execute(write._FLAGGED_VIEW)

@@ -2,7 +2,7 @@
 
 group_norm and sparsemax backward take ~0.1 ms a call and barely move across x: launch-bound.
 fused_linear_jsd is as flat across x but takes ~70 ms a call: not launch-bound. The rule is
-pipeline/analyze/report/launch.py (docs/regressions.md, "Launch-bound")."""
+pipeline/outputs/report/launch.py (docs/regressions.md, "Launch-bound")."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import shutil
 import duckdb
 import pytest
 
-from pipeline.analyze.report import launch
-from pipeline.analyze.report.write import _FLAGGED_VIEW, _LAUNCH_HINT_VIEW
+from pipeline.outputs.report import launch
+from pipeline.outputs.report.write import _FLAGGED_VIEW, _LAUNCH_HINT_VIEW
 from tests.conftest import DATA_RAW, materialize
 
 

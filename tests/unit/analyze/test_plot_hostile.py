@@ -3,7 +3,7 @@ as plain text. A `$...$` in a kernel name used to make mathtext raise, and no re
 
 from __future__ import annotations
 
-from pipeline.analyze.report.plot import plot_sweep
+from pipeline.outputs.report.plot import plot_sweep
 
 HOSTILE = r"evil_$\frac{1}{$_kernel $x^$ \undefinedcommand"
 
@@ -47,7 +47,7 @@ def test_plot_with_a_hostile_kernel_name_is_written():
 
 
 def test_commit_trend_with_hostile_names_and_two_gpus_is_written():
-    from pipeline.analyze.report.trend_plot import plot_commit_trend
+    from pipeline.outputs.report.trend_plot import plot_commit_trend
 
     lines = [
         {"gpu_name": gpu, "kernel_provider": prov, "is_liger": liger, "step_rank": step, "level": level * (1 + step)}
@@ -73,7 +73,7 @@ def test_the_grey_history_is_one_legend_row_per_provider():
     provider (with their count); a provider with a single grey version keeps its version's name."""
     from matplotlib.figure import Figure
 
-    from pipeline.analyze.report.plot import _draw_panel
+    from pipeline.outputs.report.plot import _draw_panel
 
     versions = ("0.1", "0.2", "0.3", "0.4", "0.5")
     points = [

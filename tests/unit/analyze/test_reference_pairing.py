@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pipeline.engine import read_model
 
-MODEL = read_model(Path(__file__).resolve().parents[3] / "sql" / "analyze" / "reference_measurements.sql")
+MODEL = read_model(Path(__file__).resolve().parents[3] / "sql" / "regress" / "series" / "reference_measurements.sql")
 MAX_GAP_HOURS = 3.0
 T0 = datetime(2025, 1, 1)
 

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from pipeline.engine import DuckTarget, run_models
-from pipeline.serve.change_points import build_change_points
-from pipeline.serve.settings import RegressionSettings, write_settings_table
-from pipeline.serve.versions import version_order_table
+from pipeline.regress.change_points import build_change_points
+from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.versions import version_order_table
 from tests.fixtures import regression as rs
 
 REPO = rs.REPO
@@ -364,7 +364,7 @@ def test_rerun_false_alarms_and_synthetic_shift_recall(tmp_path):
 
 
 def test_report_is_written_with_plots(warehouse, tmp_path):
-    from pipeline.analyze.report.write import write_report
+    from pipeline.outputs.report.write import write_report
 
     summary = write_report(warehouse, tmp_path / "reports")
     html = (tmp_path / "reports" / "regressions.html").read_text()

@@ -14,8 +14,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.analyze.report.queries import VersionCoverage
-from pipeline.analyze.report.write import write_report
+from pipeline.outputs.report.queries import VersionCoverage
+from pipeline.outputs.report.write import write_report
 from tests.fixtures.report import build_report_warehouse
 
 PROJECT = Path(__file__).resolve().parents[3]
@@ -70,8 +70,8 @@ def test_only_plots_whose_sweep_changed_are_drawn_again(flaky_db, tmp_path, monk
     # one plot lost: a second report draws that one only, and keeps the others' files untouched
     plots[0].unlink()
     draws = []
-    import pipeline.analyze.report.plot as report_plot
-    import pipeline.analyze.report.write as report_write
+    import pipeline.outputs.report.plot as report_plot
+    import pipeline.outputs.report.write as report_write
 
     # which plots are drawn, not where: in this process, so the counting wrapper sees every draw
     monkeypatch.setattr(report_plot, "MIN_PLOTS_PER_HELPER", 10**6)
@@ -185,7 +185,7 @@ def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
 def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_path, monkeypatch):
     """Helper processes draw part of the batch: every plot lands under its own name with the bytes one
     process alone would draw, and the report that embeds them is the same."""
-    import pipeline.analyze.report.plot as report_plot
+    import pipeline.outputs.report.plot as report_plot
 
     monkeypatch.setattr(report_plot, "_usable_cores", lambda: 3)  # two helpers beside this process
     write_report(flaky_db, tmp_path / "side_by_side", max_plots=8)
@@ -208,7 +208,7 @@ def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_p
 
 def test_a_plot_is_named_by_what_it_shows_not_by_the_last_ulp(tmp_path):
     """A geomean DuckDB sums in another order differs in its last bit: the same plot, not drawn again."""
-    from pipeline.analyze.report.plot import PlotBatch
+    from pipeline.outputs.report.plot import PlotBatch
 
     batch = PlotBatch(tmp_path)
     one = batch.add("s", [{"level": 1.6076458384874845, "step_rank": 2}], str)

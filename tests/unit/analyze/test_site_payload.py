@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from pipeline.analyze.site import build_payload, payload_json, write_site
-from pipeline.analyze.site.pages import release_file_name
-from pipeline.analyze.site.payload import sig4
 from pipeline.common.duck import open_readonly
+from pipeline.outputs.site import build_payload, payload_json, write_site
+from pipeline.outputs.site.pages import release_file_name
+from pipeline.outputs.site.payload import sig4
 from tests.fixtures.site import HOSTILE_KERNEL, HOSTILE_REASON, VERSIONS, build_site_db
 
 EXTERNAL_LOAD = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
@@ -50,7 +50,7 @@ def test_sig4_never_rounds_a_finite_value_to_infinity(value):
     4-digit double of its sign instead, in Python and in SQL alike (issue 46, case 4)."""
     import duckdb
 
-    from pipeline.analyze.site.payload import SIG4_MAX, sig4_sql
+    from pipeline.outputs.site.payload import SIG4_MAX, sig4_sql
 
     assert sig4(value) == math.copysign(SIG4_MAX, value)
     assert duckdb.connect().execute(f"select {sig4_sql('$v')}", {"v": value}).fetchone()[0] == sig4(value)
@@ -178,7 +178,7 @@ def test_sig4_sql_gives_sig4s_doubles():
 
     import duckdb
 
-    from pipeline.analyze.site.payload import sig4_sql
+    from pipeline.outputs.site.payload import sig4_sql
 
     rng = random.Random(4)
     values = [0.0012345678, 1234.5678, 12345678.9, 2.0, 0.5, 1e-9, 9.9995, 99995.0, 0.00012345, -3.14159, 1.2345e300]

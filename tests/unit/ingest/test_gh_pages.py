@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.history import commits as history
 from pipeline.ingest import gh_pages as gp
 from tests.fixtures.gh_pages_repo import GhPagesRepo, build_gh_pages_repo
 
@@ -23,8 +24,8 @@ def found(clone) -> gp.Discovery:
 
 
 @pytest.fixture(scope="module")
-def ordered(clone, found) -> list[gp.OrderedSnapshot]:
-    return gp.order_snapshots(found.snapshots, clone.path, found.commits_txt)
+def ordered(clone, found) -> list[history.OrderedSnapshot]:
+    return history.order_snapshots(found.snapshots, clone.path, found.commits_txt)
 
 
 def _folders(rows) -> list[str]:
@@ -154,7 +155,7 @@ def test_git_graph_beats_run_time(clone, ordered):
 
 
 def test_commits_txt_fallback(found):
-    rows = gp.order_snapshots(found.snapshots, None, found.commits_txt)
+    rows = history.order_snapshots(found.snapshots, None, found.commits_txt)
     assert {r.order_source for r in rows} == {"commits.txt"}
     assert all(r.commits_between is None and r.commit == r.folder.split("-")[0] for r in rows)
     # commits.txt is the order written (run order): the c2 folder appears once in position 2, its runs by time
@@ -163,12 +164,12 @@ def test_commits_txt_fallback(found):
 
 def test_commits_txt_partial_inserts_by_run_time(found):
     txt = [f for f in found.commits_txt if f != "deadbee"]
-    rows = gp.order_snapshots(found.snapshots, None, txt)
+    rows = history.order_snapshots(found.snapshots, None, txt)
     assert rows[-1].folder == "deadbee" and rows[-1].order_source == "timestamp"
 
 
 def test_timestamp_fallback(found):
-    rows = gp.order_snapshots(found.snapshots)
+    rows = history.order_snapshots(found.snapshots)
     assert {r.order_source for r in rows} == {"timestamp"}
     assert [r.run_started_at.day for r in rows] == [3, 4, 10, 11, 12, 13, 14, 15]
 
@@ -189,8 +190,8 @@ def test_bare_clone_without_refs_folder_is_read_through_a_shim(clone, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ranges(clone, ordered) -> list[gp.CommitRange]:
-    return gp.commit_ranges(clone.path, ordered)
+def ranges(clone, ordered) -> list[history.CommitRange]:
+    return history.commit_ranges(clone.path, ordered)
 
 
 def test_commit_ranges(clone, ranges):
@@ -212,16 +213,16 @@ def test_commit_ranges(clone, ranges):
 
 def test_suspects_by_kernel(ranges):
     f1_range, c6_range, c7_range = ranges[2], ranges[3], ranges[5]
-    assert [h.subject for h in gp.suspects(f1_range, "rms_norm")] == ["rms_norm on a branch"]
-    assert [h.subject for h in gp.suspects(f1_range, "swiglu")] == ["swiglu: new kernel"]
-    assert [h.subject for h in gp.suspects(c6_range, "layer_norm")] == ["layer_norm fix"]
-    assert gp.suspects(c6_range, "rms_norm") == []
-    assert [h.subject for h in gp.suspects(c7_range, "swiglu")] == ["swiglu: fix"]  # transformers/swiglu.py
-    assert gp.suspects(c7_range, "geglu") == []
+    assert [h.subject for h in history.suspects(f1_range, "rms_norm")] == ["rms_norm on a branch"]
+    assert [h.subject for h in history.suspects(f1_range, "swiglu")] == ["swiglu: new kernel"]
+    assert [h.subject for h in history.suspects(c6_range, "layer_norm")] == ["layer_norm fix"]
+    assert history.suspects(c6_range, "rms_norm") == []
+    assert [h.subject for h in history.suspects(c7_range, "swiglu")] == ["swiglu: fix"]  # transformers/swiglu.py
+    assert history.suspects(c7_range, "geglu") == []
 
 
 def test_reruns(clone, ordered, ranges):
-    reruns = gp.find_reruns(ranges)
+    reruns = history.find_reruns(ranges)
     by_id = {r.snapshot_id: r.folder for r in ordered}
     pairs = [(by_id[r.from_snapshot], by_id[r.to_snapshot], len(r.commits)) for r in reruns]
     s = clone.short

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.history import commits as history
 from pipeline.ingest import gh_pages as gp
 from tests.fixtures.shared_data import shared_data
 
@@ -58,13 +59,13 @@ def found() -> gp.Discovery:
 
 
 @pytest.fixture(scope="module")
-def ordered(found) -> list[gp.OrderedSnapshot]:
-    return gp.order_snapshots(found.snapshots, REAL, found.commits_txt)
+def ordered(found) -> list[history.OrderedSnapshot]:
+    return history.order_snapshots(found.snapshots, REAL, found.commits_txt)
 
 
 @pytest.fixture(scope="module")
-def ranges(ordered) -> list[gp.CommitRange]:
-    return gp.commit_ranges(REAL, ordered)
+def ranges(ordered) -> list[history.CommitRange]:
+    return history.commit_ranges(REAL, ordered)
 
 
 def test_28_snapshots_on_gh_pages(found):
@@ -120,7 +121,7 @@ def test_ranges_and_reruns(ordered, ranges):
     assert len(ranges) == 27
     # on a linear history, the range holds exactly the first-parent commits counted
     assert [len(r.commits) for r in ranges] == [b for _, b in EXPECTED[1:]]
-    reruns = [(folder[r.from_snapshot], folder[r.to_snapshot], len(r.commits)) for r in gp.find_reruns(ranges)]
+    reruns = [(folder[r.from_snapshot], folder[r.to_snapshot], len(r.commits)) for r in history.find_reruns(ranges)]
     assert reruns == [
         ("b6ed735", "c1bdc24", 3),
         ("0701bab", "d47751c", 2),
@@ -134,5 +135,5 @@ def test_ranges_and_reruns(ordered, ranges):
 def test_suspects_for_tiled_mlp(ordered, ranges):
     folder = {r.snapshot_id: r.folder for r in ordered}
     rng = next(r for r in ranges if folder[r.to_snapshot] == "4c32ab6")
-    assert [c.subject for c in gp.suspects(rng, "tiled_swiglu")] == ["Add TiledMLP Implementation (#935)"]
-    assert gp.suspects(rng, "tvd") == []
+    assert [c.subject for c in history.suspects(rng, "tiled_swiglu")] == ["Add TiledMLP Implementation (#935)"]
+    assert history.suspects(rng, "tvd") == []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ingest.git import GitError, open_repo
+from pipeline.history.git import GitError, open_repo
 from pipeline.ingest.git_history import read_history
 from tests.fixtures import git_repo as g
 from tests.fixtures.runs import HEADER, row

@@ -8,10 +8,10 @@ import duckdb
 import pytest
 
 from pipeline.engine import ModelError, read_model
+from pipeline.engine.catalog import regress_models, serve_models
 from pipeline.engine.docs import audit_sql, docs_path, grain_audit_sql, read_docs
-from pipeline.serve.models import analyze_models, serve_models
 
-MODELS = [*serve_models(), *analyze_models()]
+MODELS = [*serve_models(), *regress_models()]
 DOCUMENTED = [m for m in MODELS if docs_path(m).exists()]
 
 

@@ -11,10 +11,10 @@ from sqlglot import exp
 
 from pipeline.config import SQL_DIR
 from pipeline.engine import ModelError, ModelHeader, PythonModel, load_models, order_models, read_model
+from pipeline.engine.catalog import regress_models, serve_models
 from pipeline.model.run import models as normalize_models
-from pipeline.serve.models import analyze_models, serve_models
 
-FOLDERS = ("model", "serve", "analyze", "alerts")
+FOLDERS = ("model", "serve", "regress", "checks")
 
 
 def tables_read(sql: str) -> set[str]:
@@ -29,7 +29,7 @@ def tables_read(sql: str) -> set[str]:
     return read - ctes
 
 
-@pytest.mark.parametrize("path", sorted(p for f in FOLDERS for p in (SQL_DIR / f).glob("*.sql")), ids=str)
+@pytest.mark.parametrize("path", sorted(p for f in FOLDERS for p in (SQL_DIR / f).rglob("*.sql")), ids=str)
 def test_header_declares_exactly_what_the_sql_reads(path: Path):
     model = read_model(path)
     read = tables_read(model.sql) - set(model.header.creates) - {model.name}
@@ -37,7 +37,7 @@ def test_header_declares_exactly_what_the_sql_reads(path: Path):
 
 
 def test_every_folder_loads_in_dependency_order():
-    for ordered in (normalize_models(), serve_models(), analyze_models()):
+    for ordered in (normalize_models(), serve_models(), regress_models()):
         seen: set[str] = set()
         creates = {t for m in ordered for t in m.header.creates}
         for m in ordered:
@@ -94,7 +94,7 @@ def test_a_partition_key_is_columns_of_its_source_and_of_the_model(shipped_wareh
     key column, and the model must read the source."""
     import duckdb
 
-    by_name = {m.name: m for m in (*serve_models(), *analyze_models())}
+    by_name = {m.name: m for m in (*serve_models(), *regress_models())}
     keyed = [m for m in by_name.values() if m.header.partitioned_by]
     assert {m.name for m in keyed} >= {"series_steps", "reference_measurements", "step_changes", "sweep_points"}
     with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
@@ -153,7 +153,7 @@ def test_fact_columns_are_the_facts_own_columns_unchanged(shipped_warehouse):
     (model after model: ranked_measurements -> measurements -> fact_measurement -> the facts)."""
     import duckdb
 
-    by_name = {m.name: m for m in (*serve_models(), *analyze_models())}
+    by_name = {m.name: m for m in (*serve_models(), *regress_models())}
     declared = [m for m in by_name.values() if m.header.fact_columns]
     assert {m.name for m in declared} >= {"ranked_measurements", "measurement_steps"}
     schema: dict[str, dict[str, str]] = {}
@@ -178,7 +178,7 @@ def test_fact_steps_give_every_fact_of_a_step(shipped_warehouse):
     the versions or runs the query gives, and some step must leave facts out (it narrows)."""
     import duckdb
 
-    declared = [m for m in (*serve_models(), *analyze_models()) if m.header.fact_steps]
+    declared = [m for m in (*serve_models(), *regress_models()) if m.header.fact_steps]
     assert {m.name for m in declared} == {"ranked_measurements", "measurement_steps"}
     with duckdb.connect(str(shipped_warehouse / "liger.duckdb"), read_only=True) as con:
         con.execute("use internal")
@@ -206,3 +206,17 @@ def test_fact_steps_give_every_fact_of_a_step(shipped_warehouse):
                     narrowest, con.execute(f"select count(*) from delta_fact_measurement where {kept}").fetchone()[0]
                 )
             assert narrowest < facts / 4, (m.name, narrowest, facts)
+
+
+@pytest.mark.parametrize("path", sorted(p for f in FOLDERS for p in (SQL_DIR / f).rglob("*.sql")), ids=str)
+def test_every_model_declares_its_kind_and_grain(path: Path):
+    declared = read_model(path).header
+    assert declared.kind and declared.grain, f"{path.name}: kind {declared.kind!r}, grain {declared.grain!r}"
+
+
+def test_a_header_without_kind_or_grain_is_refused(tmp_path: Path):
+    for missing, header in (("kind", "grain: [a]"), ("grain", "kind: VIEW")):
+        path = tmp_path / "m.sql"
+        path.write_text(f"/* MODEL\nname: m\n{header}\n*/\nselect 1 as a")
+        with pytest.raises(ModelError, match=f"must declare {missing}"):
+            read_model(path)

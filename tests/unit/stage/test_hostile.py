@@ -194,15 +194,15 @@ ALLOWED_INTERPOLATIONS = {
         "_on(key, quoted)",
         "', '.join(grain + merged)",
     },
-    # the alerts view: our own sql/alerts/alerts.sql
-    "pipeline/serve/alert_state.py": {"model.name", "model.sql"},
+    # the alerts view: our own sql/regress/alerts/alerts.sql
+    "pipeline/regress/alert_state.py": {"model.name", "model.sql"},
     # the gate: the module's own column list and a base's predicate (one of two constants, value bound as $base)
-    "pipeline/analyze/gate/base.py": {"base.where", "FACT_COLUMNS"},
-    "pipeline/analyze/gate/candidate.py": {"FACT_COLUMNS"},
+    "pipeline/outputs/gate/base.py": {"base.where", "FACT_COLUMNS"},
+    "pipeline/outputs/gate/candidate.py": {"FACT_COLUMNS"},
     # an alert's member table and ratio column: the module's own constants (_ALERT_MEMBERS)
     "pipeline/bisect/plan.py": {"table", "ratio"},
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
-    "pipeline/analyze/report/write.py": {
+    "pipeline/outputs/report/write.py": {
         "', '.join(_SWEEP_KEYS)",
         "FLAGGED_VERDICTS",
         "SEVERITY_SQL",
@@ -212,10 +212,10 @@ ALLOWED_INTERPOLATIONS = {
     },
     # The report's lead (per-commit trends, suspects): the module's own key lists and the shared
     # verdict constants; values are bound.
-    "pipeline/analyze/report/commits.py": {"FLAGGED_VERDICTS", "SEVERITY_SQL", "_KEY_LIST", "_SAME_GROUP"},
+    "pipeline/outputs/report/commits.py": {"FLAGGED_VERDICTS", "SEVERITY_SQL", "_KEY_LIST", "_SAME_GROUP"},
     # The dashboard's SQL: module constants; `points_sql` is built from them; `rounded` is sig4_sql of
     # the points' own column names (p20, p50, p80).
-    "pipeline/analyze/site/payload.py": {
+    "pipeline/outputs/site/payload.py": {
         "_SWEEP_COLS",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
@@ -223,21 +223,21 @@ ALLOWED_INTERPOLATIONS = {
         "rounded",
         "numbers",  # the comparison numbers' columns and printf formats: constants of _COMPARISON_NUMBERS
     },
-    "pipeline/analyze/report/launch.py": {
+    "pipeline/outputs/report/launch.py": {
         "LAUNCH_MIN_POINTS",
         "LAUNCH_MAX_MEDIAN_MS",
         "LAUNCH_MAX_SPREAD",
     },
-    "pipeline/analyze/report/queries.py": {"COVERAGE_SQL"},
+    "pipeline/outputs/report/queries.py": {"COVERAGE_SQL"},
     # `compare` re-runs our own models under their own names; the GPU is a bound parameter.
-    "pipeline/analyze/compare.py": {
+    "pipeline/outputs/compare.py": {
         "where_gpu",
         "query",
         "table",
         "cols",
         "moved",
     },
-    "pipeline/analyze/report/tables.py": {
+    "pipeline/outputs/report/tables.py": {
         "cells_html",
         "cells_md",
         "limit_sql",
@@ -260,7 +260,7 @@ ALLOWED_INTERPOLATIONS = {
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     # the sweep key and pair columns (the module's own tuples), its inputs table's name, queries of them
-    "pipeline/serve/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
+    "pipeline/regress/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
@@ -293,7 +293,7 @@ ALLOWED_INTERPOLATIONS = {
         "_STAGED_ROW_TEXT",
         "RAW_PREVIEW_CHARS",
     },
-    "pipeline/serve/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+    "pipeline/regress/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
 }
 
 

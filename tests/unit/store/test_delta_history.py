@@ -116,8 +116,8 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     """liger.duckdb after run 1 and then run 2 (materialized views refreshed for touched keys only)
     holds exactly what a file built from scratch at run 2 holds. Run 2 brings no new Liger version
     (a new version re-ranks every series, and the file is then rebuilt whole)."""
+    from pipeline.engine.catalog import regress_models
     from pipeline.serve.duckdb_build import build_duckdb
-    from pipeline.serve.models import analyze_models
 
     raw = rs.small_data_raw(tmp_path / "raw", n_csv=4, kernelindex=True)
     wh = Warehouse(tmp_path / "wh")
@@ -144,7 +144,7 @@ def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
         # the incremental file kept run 1's views: the same views, texts and columns as a fresh file's
         q = "select schema_name, view_name, sql, column_count from duckdb_views() where not internal order by all"
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
-        for name in [vf.name for vf in analyze_models() if vf.materialize] + ["change_points"]:
+        for name in [vf.name for vf in regress_models() if vf.materialize] + ["change_points"]:
             q = f"select * from {name} order by all"
             assert a.execute(q).fetchall() == b.execute(q).fetchall(), name
 
@@ -161,8 +161,8 @@ def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(
     """A commit appended at the end of the order moves no other run: the refresh stays incremental.
     A commit that lands between two benchmarked ones shifts the commit order of every later run, on
     every GPU and kernel, touched or not: the file is then built whole. Both equal a fresh build."""
+    from pipeline.engine.catalog import regress_models
     from pipeline.serve.duckdb_build import build_duckdb
-    from pipeline.serve.models import analyze_models
 
     raw, wh = tmp_path / "raw", Warehouse(tmp_path / "wh")
     _page(raw, "aaaaaaa", "2025-01-01 10:00:00", 1.0, ["aaaaaaa"])
@@ -181,7 +181,7 @@ def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(
         fresh = Warehouse(wh.root_uri, tmp_path / f"fresh-{folder}")
         build_duckdb(fresh, fresh.published())
         with inc.open_duckdb() as a, fresh.open_duckdb() as b:
-            for vf in analyze_models():
+            for vf in regress_models():
                 q = f"select * from {vf.name} order by all"
                 assert a.execute(q).fetchall() == b.execute(q).fetchall(), (folder, vf.name)
     with inc.open_duckdb() as con:
@@ -194,8 +194,8 @@ def test_a_fact_a_new_run_carries_again_leaves_no_step_behind(tmp_path):
     facts now belong to the run named first (`snapshot`), so they leave one commit's step for
     another. Refreshing only the keys of new facts would keep the old step; the models keyed
     finer than the facts' own columns are recomputed whole, and the file equals a fresh build."""
+    from pipeline.engine.catalog import regress_models
     from pipeline.serve.duckdb_build import build_duckdb
-    from pipeline.serve.models import analyze_models
 
     raw, wh = tmp_path / "raw", Warehouse(tmp_path / "wh")
     _page(raw, "bbbbbbb", "2025-01-01 10:00:00", 1.0, ["bbbbbbb"])
@@ -213,7 +213,7 @@ def test_a_fact_a_new_run_carries_again_leaves_no_step_behind(tmp_path):
     build_duckdb(fresh, fresh.published())
     with inc.open_duckdb() as a, fresh.open_duckdb() as b:
         after = a.execute("select distinct benchmarked_commit from measurements order by 1").fetchall()
-        for vf in analyze_models():
+        for vf in regress_models():
             q = f"select * from {vf.name} order by all"
             assert a.execute(q).fetchall() == b.execute(q).fetchall(), vf.name
         q = "select * from change_points order by all"

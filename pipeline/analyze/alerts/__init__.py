@@ -1,4 +1,0 @@
-"""Alerts: one per change (GPU, direction, overlapping flagged ranges), attributed to code or
-environment (sql/analyze/alert_*.sql), with a lifecycle kept in a Delta table that survives every
-rebuild (`state`), acknowledgements (`make ack`, `pipeline.cli.ack`) and notifications (`notify`).
-docs/regressions.md, section "Alerts"."""

@@ -1,3 +1,0 @@
-from pipeline.analyze.site import main
-
-raise SystemExit(main())

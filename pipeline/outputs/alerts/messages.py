@@ -1,0 +1,68 @@
+"""An alert as a message: one line of text (the webhook's ``text``) and a Markdown page ready to
+paste as a GitHub issue. Names from the data (kernels, configs, subjects) are text, never markup:
+every one is escaped before it enters the Markdown."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline.outputs.markdown import md_text
+
+# Both read the alerts of one batch at once ($ids): a deep warehouse holds thousands of alerts, and a
+# query per alert was most of the notification step.
+MEMBERS_SQL = """
+select alert_id, kernel_name, kernel_operation_mode, metric_name, kernel_provider, coalesce(extra_config, ''),
+       from_label, to_label, ratio, verdict, role
+from alert_members where list_contains($ids, alert_id)
+order by alert_id, role desc, ratio desc, kernel_name, kernel_operation_mode, metric_name, extra_config
+"""
+SUSPECTS_SQL = """
+select alert_id, "commit", committed_at, subject, kernels from alert_suspects where list_contains($ids, alert_id)
+order by alert_id, committed_at, "commit"
+"""
+
+
+def text_message(alert: dict) -> str:
+    """The webhook's text: who, what and the state, in one line (plain text)."""
+    return f"Liger alert {alert['alert_id']} [{alert['status']}]: {alert['line']}"
+
+
+def markdown_messages(con: duckdb.DuckDBPyConnection, alerts: list[dict]) -> dict[str, str]:
+    """Each alert's Markdown message by alert id, from two queries for the whole batch."""
+    ids = [a["alert_id"] for a in alerts]
+    suspects: dict[str, list[tuple]] = {i: [] for i in ids}
+    members: dict[str, list[tuple]] = {i: [] for i in ids}
+    for alert_id, *row in con.execute(SUSPECTS_SQL, {"ids": ids}).fetchall():
+        suspects[alert_id].append(tuple(row))
+    for alert_id, *row in con.execute(MEMBERS_SQL, {"ids": ids}).fetchall():
+        members[alert_id].append(tuple(row))
+    return {a["alert_id"]: markdown_message(a, suspects[a["alert_id"]], members[a["alert_id"]]) for a in alerts}
+
+
+def markdown_message(alert: dict, suspects: list[tuple], members: list[tuple]) -> str:
+    """The alert as a GitHub issue: title, the line, evidence, suspects, then every flagged pair."""
+    # the status is our own word; the range and names come from the data and are escaped
+    lines = [
+        f"# [{alert['status']}] {md_text(alert['line'].split(' — ')[0])}",
+        "",
+        md_text(alert["line"]),
+        "",
+        f"- alert: `{alert['alert_id']}` ({alert['axis']} axis, {alert['direction']}, {alert['kind']})",
+        f"- status: **{alert['status']}**"
+        + (f" (recovered at {md_text(alert['recovered_at'])})" if alert.get("recovered_at") else "")
+        + (f"; note: {md_text(alert['note'])}" if alert.get("note") else ""),
+        f"- cause: **{alert['cause']}**: {md_text(alert['cause_evidence'])}",
+        f"- opened in warehouse run {alert['opened_run']}, status since run {alert['changed_run']}",
+        "",
+    ]
+    lines += ["## Suspects (commits touching a flagged kernel's source)", ""]
+    lines += [
+        f"- `{sha}` {md_text(str(when)[:10])} {md_text(subject)} (touches {md_text(', '.join(kernels))})"
+        for sha, when, subject, kernels in suspects
+    ] or ["- none" if alert["cause"] != "unknown" else "- not known (no clone)"]
+    lines += ["", "## Flagged pairs", "", "| kernel | pass | metric | provider | config | pair | ratio | verdict |"]
+    lines.append("|---|---|---|---|---|---|---:|---|")
+    for kernel, mode, metric, provider, config, frm, to, ratio, verdict, role in members:
+        cells = [kernel, mode, metric, provider, config, f"{frm}..{to}", f"×{ratio:.3f}", f"{verdict} ({role})"]
+        lines.append("| " + " | ".join(md_text(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"

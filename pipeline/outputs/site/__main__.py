@@ -1,0 +1,3 @@
+from pipeline.outputs.site import main
+
+raise SystemExit(main())

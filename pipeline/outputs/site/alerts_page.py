@@ -1,0 +1,158 @@
+"""The dashboard's alerts: ``alerts.html`` (every alert, one line each, its sweeps plotted together
+on one figure and listed with a link to each sweep's plot on ``index.html``) and the short list
+``index.html`` leads with. Built from the `alerts` view and the payload the index already holds:
+each plotted line is a sweep's geomean p50 over its x points per step, relative to its level at
+the alert's `from` step; the alert's range is shaded. Every data string is escaped (HTML) or placed
+as JSON that cannot close its script element (`payload_json`)."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from pipeline.outputs.alerts.lead import Lead, read_leads, sweep_text
+
+from .bisect_results import result_line, results_of
+from .pages import plotly_text_js
+from .payload import SWEEP_KEY, SiteData, payload_json
+
+ALERTS_PAGE = "alerts.html"
+ALERTS_SHOWN = 200
+SWEEPS_PLOTTED = 30
+INDEX_LEAD = 10
+_MEMBER_KEY = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "gpu_name", "x_name")
+
+_SCRIPT = """
+const figures = JSON.parse(document.getElementById('alert-data').textContent);
+for (const [id, fig] of Object.entries(figures)) {
+  const div = document.getElementById('plot-' + id);
+  if (!div) continue;
+  // names and axis labels are data: text for Plotly, never markup (plotly_text.js)
+  Plotly.newPlot(div, fig.traces.map(t => ({x: t.x.map(plotlyText), y: t.y, name: plotlyText(t.name),
+                                            mode: 'lines+markers', type: 'scatter'})),
+    {height: 320, margin: {l: 50, r: 10, t: 10, b: 80}, yaxis: {type: 'log', title: 'relative to the from step'},
+     xaxis: {tickangle: -45, type: 'category'}, showlegend: true, legend: {font: {size: 10}},
+     shapes: fig.range ? [{type: 'rect', xref: 'x', yref: 'paper', x0: plotlyText(fig.range[0]),
+       x1: plotlyText(fig.range[1]), y0: 0, y1: 1, fillcolor: 'rgba(214,39,40,0.12)', line: {width: 0}}] : []},
+    {displayModeBar: false, responsive: true});
+}
+"""
+
+
+def _e(value) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _sweep_ids(data: SiteData) -> dict[tuple, int]:
+    """Payload sweep id by (kernel, provider, pass, metric, GPU, x_name, config)."""
+    return {tuple(s[k] for k in SWEEP_KEY): i for i, s in enumerate(data.sweeps)}
+
+
+def _key(member: dict) -> tuple:
+    return (*(member[k] for k in _MEMBER_KEY), member["extra_config"])
+
+
+def _levels(data: SiteData, sid: int) -> dict[int, float]:
+    """The sweep's geomean p50 over its x points at each axis step (flat [x, ax, p20, p50, p80, ...])."""
+    flat = data.payload["pts"][sid]
+    logs: dict[int, list[float]] = {}
+    for at in range(0, len(flat), 5):
+        ax, p50 = flat[at + 1], flat[at + 3]
+        if p50 and p50 > 0:
+            logs.setdefault(ax, []).append(math.log(p50))
+    return {ax: math.exp(sum(v) / len(v)) for ax, v in sorted(logs.items())}
+
+
+def _axis_at(labels: list[str], label: str) -> int | None:
+    return next((i for i, text in enumerate(labels) if text.split(" ")[0].startswith(label[:7])), None)
+
+
+def _figure(data: SiteData, ids: dict, lead: Lead) -> dict | None:
+    labels = data.payload["axis"]["label"]
+    a = lead.alert
+    start = _axis_at(labels, a["from_label"]) if data.axis_mode == "commit" and a["axis"] == "commit" else None
+    end = _axis_at(labels, a["to_label"]) if start is not None else None
+    traces, seen = [], set()
+    for member in lead.sweeps:
+        sid = ids.get(_key(member))
+        if sid is None or sid in seen:
+            continue
+        seen.add(sid)
+        levels = _levels(data, sid)
+        base = levels.get(start) if start is not None else None
+        base = base or next(iter(levels.values()), None)
+        if not base:
+            continue
+        name = f"{member['kernel_name']} {member['kernel_operation_mode']} {member['metric_name']}"
+        traces.append({"x": [labels[ax] for ax in levels], "y": [v / base for v in levels.values()], "name": name})
+    if not traces:
+        return None
+    return {"traces": traces, "range": [labels[start], labels[end]] if end is not None else None}
+
+
+def _sweep_items(ids: dict, lead: Lead) -> str:
+    items = []
+    for member in lead.sweeps:
+        sid = ids.get(_key(member))
+        link = f"<a href='index.html#s={sid}'>plot</a> " if sid is not None else ""
+        items.append(f"<li>{link}{_e(sweep_text(member))} <span class='muted'>{_e(member['extra_config'])}</span></li>")
+    more = lead.alert["pairs"] - len(lead.sweeps)
+    if more > 0:
+        items.append(f"<li>… and {more:,} more pair(s): <code>select * from alert_members</code></li>")
+    return "".join(items)
+
+
+def _bisects(lead: Lead, bisect_results: list[dict]) -> str:
+    kernels = set(lead.alert.get("kernel_names") or ()) | {m["kernel_name"] for m in lead.sweeps}
+    lines = [result_line(r) for r in results_of(lead.alert, kernels, bisect_results)]
+    return f"<ul class='bisects'>{''.join(lines)}</ul>" if lines else ""
+
+
+def alerts_html(con, data: SiteData, head: str, plotly_file: str, bisect_results: list[dict] = ()) -> str:
+    """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure and the
+    bisect results that answer it."""
+    leads, total, open_ = read_leads(con, ALERTS_SHOWN, SWEEPS_PLOTTED)
+    ids = _sweep_ids(data)
+    figures, parts = {}, []
+    for lead in leads:
+        a = lead.alert
+        figure = _figure(data, ids, lead)
+        if figure is not None:
+            figures[a["alert_id"]] = figure
+        parts.append(
+            f"<section class='alert' id='{_e(a['alert_id'])}'><h3><span class='badge status'>{_e(a['status'])}</span> "
+            f"<code>{_e(a['alert_id'])}</code></h3><p>{_e(a['line'])}</p>"
+            + (f"<div class='alert-plot' id='plot-{_e(a['alert_id'])}'></div>" if figure else "")
+            + _bisects(lead, bisect_results)
+            + f"<ul>{_sweep_items(ids, lead)}</ul></section>"
+        )
+    return "".join(
+        [
+            head,
+            "<h1>Alerts</h1>",
+            f"<p class='muted'><a href='index.html'>← sweep history</a>. {total:,} alerts, {open_:,} open; "
+            "one per GPU, direction and group of flagged steps whose ranges overlap (docs/regressions.md, "
+            "<em>Alerts</em>).</p>",
+            *(parts or ["<p><em>No flagged step on either axis.</em></p>"]),
+            f"<script src='{plotly_file}'></script>",
+            f"<script type='application/json' id='alert-data'>{payload_json(figures)}</script>",
+            f"<script>{plotly_text_js()}{_SCRIPT}</script>",
+            "</body></html>",
+        ]
+    )
+
+
+def index_lead_html(con) -> str:
+    """What index.html leads with: the newest alerts, one line each, linking to ``alerts.html``."""
+    leads, total, open_ = read_leads(con, INDEX_LEAD, 0)
+    if not total:
+        return "<section id='alerts-lead'><h2>Alerts</h2><p><em>No flagged step on either axis.</em></p></section>"
+    items = "".join(
+        f"<li><a href='{ALERTS_PAGE}#{_e(x.alert['alert_id'])}'>{_e(x.alert['status'])}</a> {_e(x.alert['line'])}</li>"
+        for x in leads
+    )
+    more = f"<li><a href='{ALERTS_PAGE}'>… and {total - len(leads):,} more</a></li>" if total > len(leads) else ""
+    return (
+        f"<section id='alerts-lead'><h2>Alerts ({total:,}, {open_:,} open)</h2>"
+        f"<ul class='alerts'>{items}{more}</ul></section>"
+    )

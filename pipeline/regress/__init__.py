@@ -1,0 +1,1 @@
+"""The regression rule: its settings, version order, change points, alert state and the judge."""
