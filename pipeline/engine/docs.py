@@ -1,5 +1,5 @@
-"""A model's column docs and data tests, in a YAML file beside it (`verdicts.sql` ->
-`verdicts.yml`), in dbt's shape (jaffle-shop's `orders.yml`):
+"""A folder's column docs and data tests, in one YAML file beside its models (`_models.yml`, as
+dagster-open-platform and jaffle-shop keep them), in dbt's shape:
 
     models:
       - name: verdicts
@@ -53,22 +53,26 @@ class ModelDoc(BaseModel):
     columns: tuple[ColumnDoc, ...] = ()
 
 
+DOCS_FILE = "_models.yml"
+
+
 def docs_path(model: SqlModel) -> Path:
-    return model.path.with_suffix(".yml")
+    return model.path.parent / DOCS_FILE
 
 
 def read_docs(model: SqlModel) -> ModelDoc | None:
-    """The model's docs, or None when it has no file beside it."""
+    """The model's entry in its folder's docs, or None when the folder has none for it."""
     path = docs_path(model)
     if not path.exists():
         return None
     try:
-        (doc,) = (ModelDoc.model_validate(m) for m in (yaml.safe_load(path.read_text()) or {})["models"])
+        docs = [ModelDoc.model_validate(m) for m in (yaml.safe_load(path.read_text()) or {})["models"]]
     except Exception as exc:
         raise ModelError(f"{path}: bad docs: {exc}") from exc
-    if doc.name != model.name:
-        raise ModelError(f"{path}: documents {doc.name!r}, not {model.name!r}")
-    return doc
+    unknown = {d.name for d in docs} - {p.stem for p in path.parent.glob("*.sql")}
+    if unknown:
+        raise ModelError(f"{path}: documents {sorted(unknown)}, which no model of its folder is")
+    return next((d for d in docs if d.name == model.name), None)
 
 
 def _literal(value: Any) -> str:

@@ -67,7 +67,8 @@ class ModelHeader(BaseModel):
     kind: Kind = "VIEW"
     depends_on: tuple[str, ...] = ()
     creates: tuple[str, ...] = ()
-    grain: tuple[str, ...] = ()
+    # the columns that name one row; a script that creates several tables names each one's
+    grain: tuple[str, ...] | dict[str, tuple[str, ...]] = ()
     partitioned_by: tuple[str, ...] = ()
     # The view whose rows carry the partition key: a new fact touches the partitions of the rows this
     # view gives for the new facts alone, and a model row of partition K reads only its rows of K.
@@ -89,6 +90,8 @@ class ModelHeader(BaseModel):
     def _defaults(self) -> ModelHeader:
         if not self.creates:
             object.__setattr__(self, "creates", (self.name,))
+        if isinstance(self.grain, dict) and set(self.grain) != set(self.creates):
+            raise ValueError(f"grain names {sorted(self.grain)}, the script creates {sorted(self.creates)}")
         if self.partitioned_by and self.kind != "INCREMENTAL_BY_PARTITION":
             raise ValueError("partitioned_by needs kind: INCREMENTAL_BY_PARTITION")
         if self.kind == "INCREMENTAL_BY_PARTITION" and not self.partitioned_by:

@@ -1,5 +1,7 @@
 /* MODEL
 name: derived_dimensions
+kind: FULL
+grain: {derived_environment_key: [gpu_name], derived_protocol_key: [kernel_operation_mode, metric_name, metric_unit], derived_workload_key: [kernel_name, x_name, x_value, extra_config], derived_implementation_key: [kernel_name, kernel_provider, liger_version], derived_operation_key: [kernel_name]}
 creates: [derived_environment_key, derived_protocol_key, derived_workload_key, derived_implementation_key, derived_operation_key]
 depends_on: [batch_record, csv_fact]
 */

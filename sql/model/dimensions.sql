@@ -1,5 +1,7 @@
 /* MODEL
 name: dimensions
+kind: FULL
+grain: {batch_dim_environment: [environment_digest], batch_dim_protocol: [protocol_digest], batch_dim_workload: [workload_digest], batch_dim_implementation: [implementation_digest], batch_dim_operation: [operation_digest]}
 creates: [batch_dim_environment, batch_dim_protocol, batch_dim_workload, batch_dim_implementation, batch_dim_operation]
 depends_on: [batch_fact, batch_record, derived_environment, derived_implementation, derived_operation, derived_protocol, derived_workload, ki_environment, ki_implementation, ki_protocol, ki_workload]
 */

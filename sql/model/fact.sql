@@ -1,5 +1,7 @@
 /* MODEL
 name: fact
+kind: FULL
+grain: {batch_fact: [measurement_digest], batch_sighting: [measurement_digest, source_path, content_sha256]}
 creates: [batch_fact, batch_sighting]
 depends_on: [batch_record, batch_record_rows, csv_fact, csv_sighting, derived_environment, derived_implementation, derived_operation, derived_protocol, derived_workload, fold]
 */

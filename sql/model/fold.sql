@@ -1,5 +1,7 @@
 /* MODEL
 name: fold
+kind: FULL
+grain: [measurement_digest]
 depends_on: [batch_record, csv_fact]
 */
 -- Record fold: a record becomes the kernelindex twin of a CSV fact

@@ -1,5 +1,7 @@
 /* MODEL
 name: learned_dimensions
+kind: FULL
+grain: {all_record: [kernel_operation_mode, gpu_name, observed_at, protocol_digest, environment_digest], learned_dimension: [dimension, gpu_name, kernel_operation_mode]}
 creates: [all_record, learned_dimension]
 depends_on: [batch_record, known_record]
 */

@@ -1,5 +1,7 @@
 /* MODEL
 name: ledger
+kind: FULL
+grain: {batch_quarantine: [source_file, location], batch_source_rows: [source_path]}
 creates: [batch_quarantine, batch_source_rows]
 depends_on: [batch_source, csv_staged, ki_staged, problems]
 */

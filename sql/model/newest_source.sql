@@ -1,5 +1,7 @@
 /* MODEL
 name: newest_source
+kind: FULL
+grain: {csv_winner: [measurement_digest], ki_first_row: [run_digest], csv_fact: [measurement_digest], csv_sighting: [measurement_digest, source_path, content_sha256]}
 creates: [csv_winner, ki_first_row, csv_fact, csv_sighting]
 depends_on: [csv_staged]
 */

@@ -1,5 +1,7 @@
 /* MODEL
 name: records
+kind: FULL
+grain: {batch_record_rows: [source_path, run_digest], batch_record: [run_digest]}
 creates: [batch_record_rows, batch_record]
 depends_on: [csv_fact, ki_staged, known_gpu]
 */

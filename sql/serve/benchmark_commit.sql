@@ -1,5 +1,7 @@
 /* MODEL
 name: benchmark_commit
+kind: VIEW
+grain: [commit]
 depends_on: [benchmark_snapshot]
 */
 -- One row per benchmarked commit: how many runs benchmarked it, and whether any commit since the

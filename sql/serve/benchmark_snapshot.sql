@@ -1,5 +1,7 @@
 /* MODEL
 name: benchmark_snapshot
+kind: VIEW
+grain: [snapshot]
 depends_on: [delta_benchmark_snapshot]
 */
 -- One row per benchmark run of a known commit (a gh-pages snapshot, or our own bisect run: `origin`,

@@ -1,5 +1,7 @@
 /* MODEL
 name: commit_change
+kind: VIEW
+grain: [commit]
 depends_on: [commit_kernel, delta_commit_change]
 */
 -- Every commit between two consecutive benchmarked commits (git log from..to), with the files it

@@ -1,5 +1,7 @@
 /* MODEL
 name: dim_environment
+kind: VIEW
+grain: [environment_digest]
 depends_on: [delta_dim_environment]
 */
 -- The Delta table as stored.

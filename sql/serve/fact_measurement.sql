@@ -1,5 +1,7 @@
 /* MODEL
 name: fact_measurement
+kind: VIEW
+grain: [measurement_digest]
 depends_on: [delta_fact_measurement, delta_learned_dimension, fact_provenance]
 */
 -- fact_measurement as readers see it: the Delta table's facts, plus what is derived when read.

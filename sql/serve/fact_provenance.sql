@@ -1,5 +1,7 @@
 /* MODEL
 name: fact_provenance
+kind: VIEW
+grain: [measurement_digest]
 depends_on: [delta_fact_sighting, delta_source]
 */
 -- fact_provenance: per measurement, from every source content that carried it (fact_sighting):

@@ -1,5 +1,7 @@
 /* MODEL
 name: fact_sighting
+kind: VIEW
+grain: [measurement_digest, source_path, content_sha256]
 depends_on: [delta_fact_sighting]
 */
 -- One row per measurement x source content that carried it (append-only).

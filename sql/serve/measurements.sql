@@ -1,5 +1,7 @@
 /* MODEL
 name: measurements
+kind: VIEW
+grain: [measurement_digest]
 depends_on: [benchmark_commit, benchmark_snapshot, fact_measurement, liger_version_order]
 */
 -- benchmarked_commit / release / commit_order: the commit a gh-pages run benchmarked (NULL and

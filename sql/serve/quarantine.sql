@@ -1,5 +1,7 @@
 /* MODEL
 name: quarantine
+kind: VIEW
+grain: [source_file, location]
 depends_on: [delta_quarantine]
 */
 -- The Delta table as stored.

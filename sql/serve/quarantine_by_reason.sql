@@ -1,5 +1,7 @@
 /* MODEL
 name: quarantine_by_reason
+kind: VIEW
+grain: [source_file, reason]
 depends_on: [quarantine]
 */
 -- How much was rejected, and why, per file.

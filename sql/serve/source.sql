@@ -1,5 +1,7 @@
 /* MODEL
 name: source
+kind: VIEW
+grain: [source_path]
 depends_on: [delta_source]
 */
 -- Every ingested (path, content): kind, upstream path/commit/date, rows read and quarantined.

@@ -1,5 +1,7 @@
 /* MODEL
 name: alert_groups
+kind: VIEW
+grain: [alert_id]
 depends_on: [alert_kernels, alert_members, alert_suspects, commit_change, commit_ranges, series_steps, verdicts]
 */
 -- alert_groups: one row per alert (alert_members grouped by alert_id), with its cause, the evidence

@@ -1,5 +1,6 @@
 /* MODEL
 name: alert_kernels
+kind: VIEW
 grain: [alert_id, kernel_name]
 depends_on: [alert_range_commits]
 */

@@ -1,5 +1,7 @@
 /* MODEL
 name: alert_members
+kind: VIEW
+grain: [alert_id, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, from_label, to_label]
 depends_on: [verdicts]
 */
 -- alert_members: every flagged sweep pair and the alert it belongs to (one row per pair).

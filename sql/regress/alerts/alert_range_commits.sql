@@ -1,5 +1,7 @@
 /* MODEL
 name: alert_range_commits
+kind: VIEW
+grain: [alert_id, kernel_name]
 depends_on: [alert_members, commit_range_changes, commit_ranges]
 */
 -- alert_range_commits: one row per alert, flagged kernel and range of that kernel's flagged pairs

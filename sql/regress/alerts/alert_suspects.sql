@@ -1,5 +1,7 @@
 /* MODEL
 name: alert_suspects
+kind: VIEW
+grain: [alert_id, commit]
 depends_on: [alert_range_commits]
 */
 -- alert_suspects: one row per alert and commit of main that touches the source of one of the

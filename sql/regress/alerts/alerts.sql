@@ -1,5 +1,6 @@
 /* MODEL
 name: alerts
+kind: VIEW
 grain: [alert_id]
 depends_on: [alert_groups, alert_state, warehouse_run]
 */

@@ -1,5 +1,7 @@
 /* MODEL
 name: commit_range_changes
+kind: VIEW
+grain: [range_order, commit]
 depends_on: [commit_change, commit_ranges]
 */
 -- commit_range_changes: every commit of main placed on the commit axis: `range_order` is the

@@ -1,5 +1,7 @@
 /* MODEL
 name: commit_ranges
+kind: VIEW
+grain: [commit_order]
 depends_on: [benchmark_commit]
 */
 -- commit_ranges: each benchmarked commit with running totals over commit order, so that any two

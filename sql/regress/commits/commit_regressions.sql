@@ -1,5 +1,6 @@
 /* MODEL
 name: commit_regressions
+kind: VIEW
 grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, from_commit, to_commit]
 depends_on: [alert_members, commit_range_changes, commit_ranges, verdicts]
 */

@@ -1,5 +1,7 @@
 /* MODEL
 name: commit_suspects
+kind: VIEW
+grain: [kernel_name, gpu_name, from_commit, to_commit, commit]
 depends_on: [commit_range_changes, commit_regressions]
 */
 -- commit_suspects: for every `regression` row of commit_regressions, each commit of main in

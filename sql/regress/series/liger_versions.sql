@@ -1,6 +1,7 @@
 /* MODEL
 name: liger_versions
 kind: FULL
+grain: [liger_version]
 depends_on: [liger_version_order, version_kernel_gpus]
 */
 -- liger_versions: every measured Liger version in PEP 440 order.

@@ -1,5 +1,7 @@
 /* MODEL
 name: measurement_steps
+kind: VIEW
+grain: [measurement_digest]
 fact_columns: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config]
 fact_steps:
   columns: [axis_key]

@@ -1,5 +1,7 @@
 /* MODEL
 name: provider_renames
+kind: VIEW
+grain: [from_provider]
 */
 -- provider_renames: THE reviewed alias table of Liger provider names (one row per rename).
 --

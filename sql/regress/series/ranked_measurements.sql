@@ -1,5 +1,7 @@
 /* MODEL
 name: ranked_measurements
+kind: VIEW
+grain: [measurement_digest, axis]
 fact_columns: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config]
 fact_steps:
   columns: [axis, step_rank]

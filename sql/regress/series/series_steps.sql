@@ -3,6 +3,7 @@ name: series_steps
 kind: INCREMENTAL_BY_PARTITION
 partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis, step_rank]
 partitions_from: ranked_measurements
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, step_rank]
 when_matched:
   metric_unit: max
   x_label: max

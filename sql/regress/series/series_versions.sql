@@ -1,5 +1,7 @@
 /* MODEL
 name: series_versions
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, liger_version]
 depends_on: [series_steps]
 */
 -- series_versions: one row per series and version, summarizing EVERY run of it

@@ -3,6 +3,7 @@ name: sweep_points
 kind: INCREMENTAL_BY_PARTITION
 partitioned_by: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, x_value, axis_key]
 partitions_from: measurement_steps
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis_key]
 when_matched:
   metric_unit: max
   x_numeric: max

@@ -1,5 +1,7 @@
 /* MODEL
 name: sweep_steps
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, axis, step_rank]
 depends_on: [series_steps]
 */
 -- sweep_steps: one row per axis, liger-family sweep and step, with the step it follows.

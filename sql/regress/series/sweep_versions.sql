@@ -1,5 +1,7 @@
 /* MODEL
 name: sweep_versions
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, version_rank]
 depends_on: [sweep_steps]
 */
 -- sweep_versions: one row per liger-family sweep and version, with the version it follows

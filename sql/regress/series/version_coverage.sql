@@ -1,6 +1,7 @@
 /* MODEL
 name: version_coverage
 kind: FULL
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, liger_version]
 depends_on: [sweep_regressions, sweep_versions]
 */
 -- version_coverage: for every liger-family sweep and version, was it compared, and if not, why.

@@ -2,6 +2,7 @@
 name: version_kernel_gpus
 kind: INCREMENTAL_BY_PARTITION
 partitioned_by: [liger_version, kernel_name, gpu_name]
+grain: [liger_version, kernel_name, gpu_name]
 when_matched: {measurements: sum, first_observed_at: min, last_observed_at: max}
 depends_on: [measurements]
 */

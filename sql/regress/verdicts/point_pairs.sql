@@ -1,5 +1,7 @@
 /* MODEL
 name: point_pairs
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
 depends_on: [noise_floor, point_evidence, regression_settings]
 */
 -- point_pairs: the evidence for one liger-family series and pair of consecutive steps, on both

@@ -1,5 +1,7 @@
 /* MODEL
 name: regressions
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, from_version, to_version]
 depends_on: [verdicts]
 */
 -- regressions: one verdict per liger-family series and consecutive version pair.

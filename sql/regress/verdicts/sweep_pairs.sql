@@ -1,5 +1,7 @@
 /* MODEL
 name: sweep_pairs
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, axis, to_step_rank]
 depends_on: [point_pairs, sweep_steps]
 */
 -- sweep_pairs: the evidence for one liger-family sweep and pair of consecutive steps, on both

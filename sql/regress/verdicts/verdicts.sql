@@ -1,6 +1,7 @@
 /* MODEL
 name: verdicts
 kind: FULL
+grain: [level, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
 depends_on: [point_pairs, regression_settings, sweep_pairs]
 */
 -- verdicts: THE verdict rule, for single points and whole sweeps, on both axes.

@@ -1,5 +1,7 @@
 /* MODEL
 name: version_changes
+kind: VIEW
+grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, from_version, to_version]
 depends_on: [step_changes]
 */
 -- version_changes: each pair of consecutive versions of each series, all providers

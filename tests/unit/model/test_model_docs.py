@@ -1,4 +1,4 @@
-"""Every model's docs beside it (`<model>.yml`, dbt's shape) name real columns, document every
+"""Every model's docs in its folder's `_models.yml` (dbt's shape) name real columns, document every
 column of the model, and their data tests (audits returning the offending rows) hold on the shipped
 warehouse; so does each header's `grain`."""
 
@@ -12,7 +12,7 @@ from pipeline.engine.catalog import regress_models, serve_models
 from pipeline.engine.docs import audit_sql, docs_path, grain_audit_sql, read_docs
 
 MODELS = [*serve_models(), *regress_models()]
-DOCUMENTED = [m for m in MODELS if docs_path(m).exists()]
+DOCUMENTED = [m for m in MODELS if read_docs(m) is not None]
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +63,13 @@ def test_an_audit_finds_what_breaks_it():
 
 
 def test_bad_docs_are_refused(tmp_path):
-    (tmp_path / "m.sql").write_text("/* MODEL\nname: m\n*/\nselect 1 as a\n")
+    (tmp_path / "m.sql").write_text("/* MODEL\nname: m\nkind: VIEW\ngrain: [a]\n*/\nselect 1 as a\n")
     model = read_model(tmp_path / "m.sql")
     for text, reason in (
-        ("models: [{name: other, description: x}]", "documents 'other'"),
+        ("models: [{name: other, description: x}]", "documents \\['other'\\]"),
         ("models: [{name: m, description: x, columns: [{name: a, description: y, data_tests: [odd]}]}]", "unknown"),
         ("models: [{name: m}]", "bad docs"),
     ):
-        (tmp_path / "m.yml").write_text(text)
+        (tmp_path / "_models.yml").write_text(text)
         with pytest.raises(ModelError, match=reason):
             read_docs(model)
