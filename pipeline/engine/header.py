@@ -159,9 +159,9 @@ def read_model(path: Path) -> SqlModel:
         header = ModelHeader.model_validate(declared)
     except Exception as exc:
         raise ModelError(f"{path}: bad header: {exc}") from exc
+    if header.name != path.stem:
+        raise ModelError(f"{path}: header name {header.name!r} differs from the file name")
     missing = [key for key in REQUIRED_IN_FILE if not declared.get(key)]
     if missing:
         raise ModelError(f"{path}: the header must declare {' and '.join(missing)} (sqlmesh's words)")
-    if header.name != path.stem:
-        raise ModelError(f"{path}: header name {header.name!r} differs from the file name")
     return SqlModel(header, path, body.lstrip("\n"))

@@ -110,7 +110,7 @@ def test_a_partition_key_is_columns_of_its_source_and_of_the_model(shipped_wareh
 def test_a_merge_without_a_key_of_a_key_column_or_by_a_function_that_does_not_merge_itself_is_refused(
     tmp_path: Path,
 ):
-    header = "/* MODEL\nname: counts\nkind: INCREMENTAL_BY_PARTITION\n{}\n*/\nselect 1\n"
+    header = "/* MODEL\nname: counts\nkind: INCREMENTAL_BY_PARTITION\ngrain: [k]\n{}\n*/\nselect 1\n"
     for body, reason in (
         ("when_matched: {n: sum}", "needs partitioned_by"),
         ("partitioned_by: [k]\nwhen_matched: {k: max}", "names a partition column"),
