@@ -34,10 +34,29 @@ __all__ = [
     "resolve_point",
     "Point",
     "MOVED",
+    "SEVERITY",
+    "SEVERITY_SQL",
+    "SWEEP_KEY",
     "COMPARE_COLUMNS",
 ]
 
 MOVED = ("regression", "improvement", "drift", "transient", "inconclusive", "unstable")
+# THE sweep key: the series key less its x value (one line of a plot, one row of a sweep verdict)
+SWEEP_KEY = (
+    "kernel_name",
+    "kernel_provider",
+    "kernel_operation_mode",
+    "metric_name",
+    "gpu_name",
+    "x_name",
+    "extra_config",
+)
+# THE severity order, worst first: every verdict a kernel author should look at, a change beyond noise
+# called or not yet callable; the rest (unchanged, insufficient, ...) after them
+SEVERITY = ("regression", "inconclusive", "transient", "unstable", "drift", "improvement")
+SEVERITY_SQL = (
+    "case verdict " + " ".join(f"when '{v}' then {i}" for i, v in enumerate(SEVERITY)) + f" else {len(SEVERITY)} end"
+)
 COMPARE_COLUMNS = (
     "kernel_name",
     "kernel_provider",
@@ -182,15 +201,13 @@ def compare(
 
 def sweep_verdicts(scratch: duckdb.DuckDBPyConnection, axis: str, *, moved_only: bool = True) -> list[dict]:
     """The sweep rows of ``verdicts`` on ``axis`` of a judged connection, worst first: regressions,
-    then improvements, transients, inconclusive, drift, unstable, the rest; by |ln ratio| within each."""
+    then the rest of SEVERITY's order, then the unflagged; by |ln ratio| within each."""
     cols = ", ".join(COMPARE_COLUMNS)
     moved = f" and verdict in {MOVED!r}" if moved_only else ""
     cur = scratch.execute(
         f"""select {cols} from verdicts where level = 'sweep' and axis = $axis{moved}
-            order by case verdict when 'regression' then 0 when 'improvement' then 1 when 'transient' then 2
-                when 'inconclusive' then 3 when 'drift' then 4 when 'unstable' then 5 else 6 end,
-                abs(ln(ratio)) desc nulls last, kernel_name, kernel_provider, kernel_operation_mode,
-                metric_name, gpu_name, extra_config""",
+            order by {SEVERITY_SQL}, abs(ln(ratio)) desc nulls last,
+                kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config""",
         {"axis": axis},
     )
     names = [d[0] for d in cur.description]

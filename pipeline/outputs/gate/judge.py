@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pipeline.outputs.gate.base import Base, base_gpus, base_rows, resolve_base
 from pipeline.outputs.gate.candidate import Candidate, GateInputError, load_candidate
 from pipeline.outputs.gate.suspects import AUTO, auto_base, resolve_commit, resolve_head, suspects_by_kernel
-from pipeline.regress.judge import judge_rows, sweep_verdicts
+from pipeline.regress.judge import SWEEP_KEY, judge_rows, sweep_verdicts
 
 FORMAT = "liger-gate/1"
 FAILING = ("regression",)
@@ -33,7 +33,6 @@ NEUTRAL = ("inconclusive", "unstable", "transient")
 NOT_JUDGED = ("insufficient",)
 EXIT = {"pass": 0, "neutral": 0, "skipped": 0, "fail": 1}
 CANDIDATE_LABEL = "candidate"
-_SWEEP_KEY = ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "x_name", "extra_config")
 
 
 @dataclass(frozen=True)
@@ -96,8 +95,8 @@ def _not_compared(rows: pa.Table, judged: list[dict]) -> int:
     """The candidate's liger-family sweeps with no verdict (the base never measured them)."""
     cand = rows.filter(pc.and_(pc.equal(rows.column("commit_order"), 1),
                                pc.starts_with(rows.column("kernel_provider"), "liger")))  # fmt: skip
-    sweeps = {tuple(r[k] for k in _SWEEP_KEY) for r in cand.select(list(_SWEEP_KEY)).to_pylist()}
-    return len(sweeps - {tuple(r[k] for k in _SWEEP_KEY) for r in judged})
+    sweeps = {tuple(r[k] for k in SWEEP_KEY) for r in cand.select(list(SWEEP_KEY)).to_pylist()}
+    return len(sweeps - {tuple(r[k] for k in SWEEP_KEY) for r in judged})
 
 
 def _base_doc(base: Base, rows: pa.Table, repo: Path | None) -> dict:

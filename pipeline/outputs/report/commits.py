@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from pipeline.outputs.markdown import md_code, md_text
 from pipeline.outputs.report.plot import Plot, PlotBatch
-from pipeline.outputs.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
+from pipeline.outputs.report.queries import FLAGGED_VERDICTS
 from pipeline.outputs.report.tables import Column, render_table
 from pipeline.outputs.report.trend_plot import plot_commit_trend, release_label
+from pipeline.regress.judge import SEVERITY_SQL
 
 __all__ = ["CommitSection", "read_commit_section", "commit_section_html", "commit_section_markdown"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipeline.regress.judge import SEVERITY, SEVERITY_SQL
+
 __all__ = [
     "FLAGGED_VERDICTS",
     "SEVERITY_SQL",
@@ -20,11 +22,7 @@ __all__ = [
 
 # worst first: a plot budget is spent on these in this order
 # Every verdict a kernel author should look at: a change beyond noise, called or not yet callable.
-FLAGGED_VERDICTS = ("regression", "inconclusive", "transient", "unstable", "drift", "improvement")
-SEVERITY_SQL = (
-    "case verdict when 'regression' then 0 when 'inconclusive' then 1 when 'transient' then 2 "
-    "when 'unstable' then 3 when 'drift' then 4 when 'improvement' then 5 else 9 end"
-)
+FLAGGED_VERDICTS = SEVERITY
 _TOP_REASONS = 4
 
 COVERAGE_SQL = """

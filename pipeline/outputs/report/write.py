@@ -44,7 +44,7 @@ from pipeline.outputs.report.commits import (
 )
 from pipeline.outputs.report.launch import install_launch_macro, launch_hints_sql
 from pipeline.outputs.report.plot import Plot, PlotBatch, plot_sweep
-from pipeline.outputs.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL, coverage_by_version, newest_overview
+from pipeline.outputs.report.queries import FLAGGED_VERDICTS, coverage_by_version, newest_overview
 from pipeline.outputs.report.tables import (
     Column,
     config_html_sql,
@@ -54,6 +54,7 @@ from pipeline.outputs.report.tables import (
     ratio_sql,
     render_table,
 )
+from pipeline.regress.judge import SEVERITY_SQL, SWEEP_KEY
 
 __all__ = ["write_report", "plot_sweep", "FLAGGED_VERDICTS", "DEFAULT_MAX_PLOTS"]
 
@@ -67,16 +68,7 @@ PLOT_VERSIONS = 24
 POINT_ROWS_SHOWN = 50
 CHANGE_POINTS_SHOWN = 50
 NOISE_GROUPS_SHOWN = 30
-_SWEEP_KEYS = (
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "gpu_name",
-    "x_name",
-    "extra_config",
-)
-_SAME_SWEEP = " and ".join(f"sv.{k} is not distinct from f.{k}" for k in _SWEEP_KEYS if k != "kernel_provider")
+_SAME_SWEEP = " and ".join(f"sv.{k} is not distinct from f.{k}" for k in SWEEP_KEY if k != "kernel_provider")
 _PERCENT_SETTINGS = {"min_noise_floor", "sweep_min_band_fraction"}
 
 # every flagged sweep, numbered in plot order: newest version first, then the worst verdict,
@@ -88,7 +80,7 @@ select
     row_number() over (
         order by is_newest desc, {SEVERITY_SQL},
             abs(ln(coalesce(geomean_normalized_ratio, geomean_ratio))) desc nulls last,
-            to_version_rank desc, {", ".join(_SWEEP_KEYS)}
+            to_version_rank desc, {", ".join(SWEEP_KEY)}
     ) as plot_rank
 from sweep_regressions
 where verdict in {FLAGGED_VERDICTS!r}

@@ -11,10 +11,11 @@ import math
 from html import escape
 
 from pipeline.outputs.alerts.lead import Lead, read_leads, sweep_text
+from pipeline.regress.judge import SWEEP_KEY
 
 from .bisect_results import result_line, results_of
 from .pages import plotly_text_js
-from .payload import SWEEP_KEY, SiteData, payload_json
+from .payload import SiteData, payload_json
 
 ALERTS_PAGE = "alerts.html"
 ALERTS_SHOWN = 200

@@ -25,20 +25,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from pipeline.outputs.report.queries import FLAGGED_VERDICTS, SEVERITY_SQL
+from pipeline.outputs.report.queries import FLAGGED_VERDICTS
+from pipeline.regress.judge import SEVERITY_SQL, SWEEP_KEY
 
 __all__ = ["SWEEP_KEY", "AxisWindow", "SiteData", "build_payload", "payload_json", "sig4"]
 
 PAYLOAD_VERSION = 1
-SWEEP_KEY = (
-    "kernel_name",
-    "kernel_provider",
-    "kernel_operation_mode",
-    "metric_name",
-    "gpu_name",
-    "x_name",
-    "extra_config",
-)
 _SWEEP_COLS = ", ".join(SWEEP_KEY)
 # a commit_suspects view is read up to this many rows (the page stays bounded whatever it holds)
 MAX_SUSPECT_ROWS = 5000
