@@ -2,8 +2,6 @@
 pipeline.outputs.report.write and pipeline.outputs.site)."""
 
 import json
-import threading
-from concurrent.futures import Future
 from pathlib import Path
 
 import dagster as dg
@@ -54,8 +52,6 @@ _COMPARED = dg.AssetCheckSpec(
     group_name="reports",
     kinds={"duckdb", "html"},
     deps=[dg.AssetKey("liger_duckdb")],
-    # before the dashboard's step: the dashboard reads liger.duckdb beside it (start_dashboard_beside_report)
-    op_tags={"dagster/priority": "1"},
     # evaluated in the report's step, on one connection: a step of their own each cost more than they do
     check_specs=[_NO_REGRESSIONS, _COMPARED],
     description=(
@@ -112,10 +108,8 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
         rebuilt = False
         context.log.info("warehouse unchanged since the last dashboard: kept it")
     else:
-        rendered = _take_site_pages(key)
-        if rendered is None:
-            prefetch.start(prefetch.DASHBOARD)
-            rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
+        prefetch.start(prefetch.DASHBOARD)
+        rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
         write_site(root / "liger.duckdb", out_dir, rendered)
         _record_built_from(out_dir, {"key": key})
         rebuilt = True
@@ -156,48 +150,6 @@ def _site_key(warehouse: WarehouseResource) -> dict:
 def _site_is_current(out_dir: Path, key: dict) -> bool:
     previous = _built_from(out_dir)
     return bool(key["duckdb"]) and previous.get("key") == key and (out_dir / "index.html").exists()
-
-
-# The dashboard's pages rendered from a run's liger.duckdb, started by the build's step, by its build state
-_SITE_PAGES: dict[str, Future] = {}
-_SITE_PAGES_LOCK = threading.Lock()
-
-
-def start_dashboard_beside_report(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> None:
-    """Render the dashboard's pages (`render_site`: DuckDB and Polars, mostly without the GIL, then
-    the pages' text) in a side thread once liger.duckdb is published, while the report's step runs
-    (it goes first: its `dagster/priority`); the dashboard's step writes them. Only in a run whose
-    plan holds the dashboard's step, and when the site is not current already."""
-    planned = context.run.step_keys_to_execute
-    if "dashboard" not in (planned if planned is not None else context.job_def.graph.node_dict):
-        return
-    key = _site_key(warehouse)
-    if not key["duckdb"] or _site_is_current(warehouse.warehouse_path() / "site", key):
-        return
-    future: Future = Future()
-
-    def render() -> None:
-        try:
-            prefetch.start(prefetch.DASHBOARD)
-            future.set_result(render_site(warehouse.warehouse_path() / "liger.duckdb", warehouse.warehouse_uri()))
-        except BaseException as exc:  # noqa: BLE001 - handed to the dashboard's step, which renders again
-            future.set_exception(exc)
-
-    with _SITE_PAGES_LOCK:
-        _SITE_PAGES.clear()  # one run's at a time
-        _SITE_PAGES[json.dumps(key, sort_keys=True, default=str)] = future
-    threading.Thread(target=render, name="dashboard-beside-report").start()
-
-
-def _take_site_pages(key: dict) -> dict[str, bytes] | None:
-    with _SITE_PAGES_LOCK:
-        future = _SITE_PAGES.pop(json.dumps(key, sort_keys=True, default=str), None)
-    if future is None:
-        return None
-    try:
-        return future.result()
-    except Exception:  # noqa: BLE001 - rendered again in the step, where a failure is its own
-        return None
 
 
 def _newest_version_checks(warehouse: WarehouseResource) -> list[dg.AssetCheckResult]:

@@ -9,10 +9,7 @@ and a selection of some of them runs only those. A run's checks are evaluated be
 which they do not read (`start_checks_beside_build`); the step reports that result.
 """
 
-import math
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 
 import dagster as dg
 import duckdb
@@ -95,61 +92,11 @@ _SPECS = {
 }
 
 
-# A run's checks, started by the merge's step (start_checks_beside_build), by (warehouse, run, scope)
-_EARLY: dict[tuple[str, int, int | None], Future] = {}
-_EARLY_LOCK = threading.Lock()
-
-
 def _evaluate(wh: Warehouse, published: Published, since: int | None, names: set[str]) -> tuple[dict, dict]:
     """The offending rows of each check named, and the quarantine counts, over one connection."""
     with checks.connect(wh, published, since) as con:
         rows = {name: offending(con) for name, (_, _, offending, _) in _ROW_CHECKS.items() if name in names}
         return rows, checks.quarantine_counts(con)
-
-
-# A full check is evaluated beside the build only over a warehouse this small: it counts every fact's
-# digest, whose memory grows with the facts and would add to the build's; a larger one waits for its step.
-FULL_CHECK_BESIDE_BUILD_MAX_FACTS = 250_000
-
-
-def start_checks_beside_build(wh: Warehouse, published: Published, run_id: str) -> None:
-    """Evaluate run ``run_id``'s checks in a side thread while the DuckDB build runs: they read only
-    the published Delta state, which nothing changes until the next run, mostly in DuckDB (which runs
-    without the GIL), and the build's statements over a few hundred thousand rows keep only one core
-    busy. The check step takes the result. The checks of the facts the run committed always; a full
-    check (a full run, or every `LIGER_FULL_CHECK_EVERY`-th) only of a full run of at most
-    FULL_CHECK_BESIDE_BUILD_MAX_FACTS facts, else in its step."""
-    since, _ = checks.check_scope(published, run_id, load().full_check_every)
-    small = (
-        published.mode == "full" and published.stats.get("batch_facts", math.inf) <= FULL_CHECK_BESIDE_BUILD_MAX_FACTS
-    )
-    if since is None and not small:
-        return
-    future: Future = Future()
-
-    def evaluate() -> None:
-        try:
-            future.set_result(_evaluate(wh, published, since, set(_ROW_CHECKS)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the check step, which evaluates again
-            future.set_exception(exc)
-
-    with _EARLY_LOCK:
-        _EARLY.clear()  # one run's at a time: a run that selected no check step leaves none behind
-        _EARLY[(wh.root_uri, published.seq, since)] = future
-    # not a daemon: a step's own process (a multiprocess executor) waits for it at exit instead of
-    # stopping it inside DuckDB
-    threading.Thread(target=evaluate, name="checks-beside-build").start()
-
-
-def _results(wh: Warehouse, published: Published, since: int | None, names: set[str]) -> tuple[dict, dict]:
-    with _EARLY_LOCK:
-        future = _EARLY.pop((wh.root_uri, published.seq, since), None)
-    if future is not None:
-        try:
-            return future.result()
-        except Exception:  # noqa: BLE001, S110 - evaluated again here, where a failure is the step's own
-            pass
-    return _evaluate(wh, published, since, names)
 
 
 @dg.multi_asset_check(specs=[*_SPECS.values(), _QUARANTINE], can_subset=True, name="warehouse_checks")
@@ -162,7 +109,7 @@ def warehouse_checks(
         raise dg.Failure("nothing published yet")
     since, scope = checks.check_scope(published, context.run.run_id, load().full_check_every)
     selected = {key.name for key in context.selected_asset_check_keys}
-    rows, counts = _results(wh, published, since, selected)
+    rows, counts = _evaluate(wh, published, since, selected)
     for name, spec in _SPECS.items():
         if name in selected:
             _, _, _, what = _ROW_CHECKS[name]

@@ -5,7 +5,6 @@ import dagster as dg
 from pydantic import create_model
 
 from pipeline.contracts.tables import PUBLIC_TABLES
-from pipeline.defs.analyze import start_dashboard_beside_report
 from pipeline.defs.resources import WarehouseResource
 from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb
@@ -42,7 +41,6 @@ def liger_duckdb(
         ]
         rows = con.execute(f"select count(*) from {FACT_FILES}").fetchone()[0]
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
-    start_dashboard_beside_report(context, warehouse)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": rows,

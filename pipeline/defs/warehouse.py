@@ -5,7 +5,6 @@ import dagster as dg
 
 from pipeline.common import prefetch
 from pipeline.contracts.tables import BY_NAME, PUBLIC_TABLES
-from pipeline.defs.checks import start_checks_beside_build
 from pipeline.defs.resources import WarehouseResource
 from pipeline.store.merge import Merger
 
@@ -46,8 +45,6 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     if result.mode == "full":  # every plot is drawn again
         prefetch.start(prefetch.PLOTS)
     pub = result.published
-    if pub is not None:
-        start_checks_beside_build(wh, pub, context.run.run_id)
     context.log.info(
         f"{result.mode} run ({result.reason}): {result.stats.get('facts_inserted', 0)} new facts; "
         f"published state {pub.seq if pub else None}"
