@@ -1,5 +1,5 @@
 """Content-addressed staging: each distinct input file content is parsed once into
-``<local>/staging/v1/<kind>/<sha256>.parquet`` (good rows and quarantined rows together).
+``<local>/staging/v3/<kind>/<sha256>.parquet`` (good rows and quarantined rows together).
 
 That folder is the content ledger: an unchanged input costs a hash, never a parse. It stays on
 local disk even when the tables live on object storage; another host simply stages again.

@@ -3,7 +3,7 @@
     <root>/tables/<name>/            Delta tables (root: a local folder or s3://bucket/prefix)
     <root>/tables/warehouse_run/     one row per run that changed the warehouse: the version of
                                      every table after it (the published state)
-    <local>/staging/v1/<kind>/<sha256>.parquet   staged file contents (always local)
+    <local>/staging/v3/<kind>/<sha256>.parquet   staged file contents (always local)
     <local>/liger.duckdb                          views over the published state (always local)
     <local>/.lock                                 the run lock for a local warehouse
 
