@@ -61,7 +61,7 @@ def git(git_dir: Path, *args: str) -> bytes:
 def open_git_dir(repo: Path, scratch: Path) -> Path:
     """The git dir to read. git refuses a bare clone copied without its empty ``refs/`` folder (the
     shared clone is one); such a clone is read through a shim in ``scratch`` (empty refs/, a link to
-    its objects/, copies of HEAD, packed-refs and config). pipeline/ingest/git.py does the same for the
+    its objects/, copies of HEAD, packed-refs and config). pipeline/history/git.py does the same for the
     warehouse; this copy exists because the GPU side may import nothing but the standard library."""
     repo = Path(repo).resolve()
     # first: `git -C` on a refs-less copy inside another work tree would answer with THAT repository
