@@ -13,6 +13,7 @@ def compare(from_: str, to: str, gpu: str | None = None, **kwargs) -> list[dict]
     """The sweeps that moved between two releases, versions or commits (see pipeline.regress.judge)."""
     from pipeline.regress.judge import compare as _compare
 
+    kwargs.setdefault("connect", connect)
     return _compare(from_, to, gpu, **kwargs)
 
 

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from pipeline.regress.judge import compare
+from pipeline.serve.connect import connect
 
 
 def _ratio(value) -> str:
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="also list the sweeps that did not move")
     args = parser.parse_args(argv)
     try:
-        rows = compare(args.from_, args.to, args.gpu or None, moved_only=not args.all)
+        rows = compare(args.from_, args.to, args.gpu or None, moved_only=not args.all, connect=connect)
     except LookupError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 2

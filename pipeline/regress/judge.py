@@ -173,13 +173,13 @@ def compare(
 ) -> list[dict]:
     """Sweep verdicts between two points (releases, versions or commits), worst first.
 
-    ``con``: a connection to the warehouse (default: ``pipeline.connect()``). With ``moved_only``
-    only the sweeps whose verdict is one of MOVED are returned."""
+    ``con``: a connection to the warehouse, or ``connect`` to open one (``pipeline.compare`` passes
+    ``pipeline.connect``). With ``moved_only`` only the sweeps whose verdict is one of MOVED are returned."""
+    if con is None and connect is None:
+        raise TypeError("compare needs con= or connect= (pipeline.compare opens the warehouse)")
     own = con is None
     if own:
-        from pipeline.serve.connect import connect as default_connect
-
-        con = (connect or default_connect)()
+        con = connect()
     try:
         a, b = resolve_point(con, from_, gpu), resolve_point(con, to, gpu)
         axis = "commit" if a.axis == b.axis == "commit" else "version"

@@ -203,7 +203,7 @@ ALLOWED_INTERPOLATIONS = {
     "pipeline/bisect/plan.py": {"table", "ratio"},
     # Report SQL is assembled from the module's own constants and column specs; values are bound.
     "pipeline/outputs/report/write.py": {
-        "', '.join(_SWEEP_KEYS)",
+        "', '.join(SWEEP_KEY)",
         "FLAGGED_VERDICTS",
         "SEVERITY_SQL",
         "_SAME_SWEEP",
@@ -230,7 +230,8 @@ ALLOWED_INTERPOLATIONS = {
     },
     "pipeline/outputs/report/queries.py": {"COVERAGE_SQL"},
     # `compare` re-runs our own models under their own names; the GPU is a bound parameter.
-    "pipeline/outputs/compare.py": {
+    "pipeline/regress/judge.py": {
+        "SEVERITY_SQL",
         "where_gpu",
         "query",
         "table",
