@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return drain()
     if not ns.kernel and not ns.alert:
-        print("usage: make bisect KERNEL=<name> FROM=<rev> TO=<rev> [PASS= METRIC= CONFIG= RUNS= CONFIRM=1 MIN_EFFECT=]")
+        print("usage: make bisect KERNEL=<name> FROM=<rev> TO=<rev> [PASS= METRIC= CONFIG= MIN_EFFECT= CONFIRM=1]")
         return 2
     try:
         opts = options(ns)
