@@ -140,6 +140,9 @@ def run_harness(
     env["PYTHONPATH"] = os.pathsep.join([str(export / "src"), *filter(None, [env.get("PYTHONPATH")])])
     env.pop("PYTHONHOME", None)
     env.update({f"LIGER_BISECT_ONLY_{k.upper()}": v for k, v in narrow.items() if v})
+    offered = log.with_name("offered.tsv")
+    offered.unlink(missing_ok=True)
+    env["LIGER_BISECT_OFFERED"] = str(offered)
     cmd = [python, str(SHIM), str(script), "--overwrite"]
     try:
         with log.open("wb") as fh:
@@ -162,8 +165,22 @@ def run_harness(
         last = next((line for line in reversed(tail.splitlines()) if line.strip()), "")[:300]
         return HarnessRun(False, None, f"harness exited with {code}: {last}", tail)
     if not out_csv.is_file():
-        return HarnessRun(False, None, f"harness wrote no benchmark/data/{CSV_NAME}", tail)
+        return HarnessRun(False, None, f"harness wrote no benchmark/data/{CSV_NAME}{_offered(offered, narrow)}", tail)
     return HarnessRun(True, out_csv, None, tail)
+
+
+def _offered(path: Path, narrow: dict[str, str]) -> str:
+    """What a harness narrowed to nothing offered: its (metric, pass) pairs, named."""
+    try:
+        pairs = dict.fromkeys(tuple(line.split("\t", 1)) for line in path.read_text().splitlines() if "\t" in line)
+    except OSError:
+        return ""
+    by_metric: dict[str, list[str]] = {}
+    for metric, mode in pairs:
+        by_metric.setdefault(metric, []).append(mode)
+    listed = "; ".join(f"{metric}: {', '.join(modes)}" for metric, modes in by_metric.items())
+    asked = f" / {narrow.get('pass') or 'any pass'} / {narrow.get('metric') or 'any metric'}"
+    return f" (narrowed to{asked}): it offers the passes {listed}" if listed else ""
 
 
 def sweep_value(csv_path: Path, sweep: dict[str, str | None]) -> tuple[float | None, list[dict], str | None]:

@@ -279,13 +279,19 @@ def process(path: Path, settings: Settings) -> bool:
 
 def drain(settings: Settings | None = None) -> int:
     """`make bisect-queue`: every queued entry, oldest first, one at a time; entries done but not yet
-    delivered are delivered. Exit code 0 when nothing failed, 1 when an entry ended failed."""
+    delivered are delivered. Exit code 0 when nothing failed, 1 when an entry ended failed, 3 when
+    another bisect held the GPU lock past LIGER_BISECT_LOCK_TIMEOUT_S."""
     settings = settings or load()
     failed = 0
     todo = [(p, e) for p, e in entries(settings.local) if e["state"] in (QUEUED, RUNNING)]
     for path, entry in todo:
         print(f"bisect queue: {entry['alert_id']}: running {entry['plan']['id']}")
-        if not process(path, settings):
+        try:
+            ok = process(path, settings)
+        except TimeoutError as exc:  # the GPU lock: another bisect runs; the entry stays queued
+            print(f"bisect queue: {exc}; {entry['alert_id']} stays queued", file=sys.stderr)
+            return 3
+        if not ok:
             failed += 1
             print(f"bisect queue: {entry['alert_id']}: failed: {(read_entry(path) or {}).get('reason')}")
     for path, entry in entries(settings.local):

@@ -80,7 +80,8 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
         shown = set(data.versions)
         coverage = [c for c in coverage_by_version(con) if c.version is None or c.version in shown]
         # alerts lead: a page of their own and the first lines of index.html
-        folder = None if remote_root else Path(duckdb_path).parent / "bisect"
+        # the pipeline passes the warehouse's URI, a plain path when local: only object storage has no folder
+        folder = None if remote_root and "://" in remote_root else Path(duckdb_path).parent / "bisect"
         bisects, queued = read_results(folder), read_queue(folder)
         alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE, bisects, queued)
         alerts_lead = index_lead_html(con)
