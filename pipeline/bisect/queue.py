@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.analyze.alerts.notify import post
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
 from pipeline.common.files import write_atomic
 from pipeline.config import Settings, load
+from pipeline.outputs.alerts.notify import post
 
 QUEUE_FORMAT = "liger-bisect-queue/1"
 LOCK_NAME = ".gpu.lock"
@@ -104,12 +104,14 @@ order by opened_run, alert_id
 """
 
 
-def queue_alerts(local: Path, duckdb_path: Path, repo: Path | None, after_run: int) -> tuple[list[str], dict]:
+def queue_alerts(
+    local: Path, duckdb_path: Path, repo: Path | None, after_run: int, root_uri: str | None = None
+) -> tuple[list[str], dict]:
     """A plan for each open regression alert opened by a run after ``after_run`` that has no entry yet:
     (alert ids queued, alert id -> why not)."""
-    import duckdb
+    from pipeline.common.duck import open_readonly
 
-    with duckdb.connect(str(duckdb_path), read_only=True) as con:
+    with open_readonly(duckdb_path, root_uri) as con:
         cur = con.execute(OPEN_SQL, [after_run])
         names = [d[0] for d in cur.description]
         alerts = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
@@ -132,12 +134,12 @@ def queue_alerts(local: Path, duckdb_path: Path, repo: Path | None, after_run: i
 
 def refresh_pages(local: Path, duckdb_path: Path, root_uri: str, alert_ids: list[str]) -> None:
     """Rewrite ``<warehouse>/alerts/<id>.md`` of the alerts just queued (or answered): the run wrote
-    them before the sensor queued anything; now they name their bisect (pipeline/analyze/alerts)."""
+    them before the sensor queued anything; now they name their bisect (pipeline/outputs/alerts)."""
     if not alert_ids:
         return
-    from pipeline.analyze.alerts.messages import markdown_messages
     from pipeline.common.duck import open_readonly
-    from pipeline.serve.alert_state import alerts_folder
+    from pipeline.outputs.alerts.messages import markdown_messages
+    from pipeline.regress.alert_state import alerts_folder
 
     shown = {i: read_entry(entry_path(local, i)) for i in alert_ids}
     with open_readonly(duckdb_path, root_uri) as con:

@@ -62,8 +62,9 @@ def bisect_queue_sensor(context: dg.SensorEvaluationContext, warehouse: Warehous
     if seq <= after:
         return dg.SkipReason(f"no warehouse run since run {after}")
     local = warehouse.warehouse_path()
-    queued, skipped = queue.queue_alerts(local, duckdb_path, warehouse.git_repo_path(), after_run=after)
-    queue.refresh_pages(local, duckdb_path, warehouse.warehouse_uri(), queued)
+    root, repo = warehouse.warehouse_uri(), warehouse.git_repo_path()
+    queued, skipped = queue.queue_alerts(local, duckdb_path, repo, after_run=after, root_uri=root)
+    queue.refresh_pages(local, duckdb_path, root, queued)
     for alert_id, why in skipped.items():
         context.log.warning(f"alert {alert_id}: no bisect queued: {why}")
     for alert_id in queued:
