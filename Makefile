@@ -123,14 +123,14 @@ clean:
 	rm -rf warehouse/staging warehouse/git_blobs warehouse/tables warehouse/liger.duckdb warehouse/tmp warehouse/reports warehouse/spark warehouse/site
 
 ## Confirm and bisect on a GPU (docs/bisect.md): make bisect KERNEL=softmax FROM=<rev> TO=<rev>
-##   [PASS=full METRIC=speed CONFIG=... PROVIDERS=liger RUNS=3 MAX_RUNS=8 CONFIRM=1 THRESHOLD=0.1 NARROW=0 ALERT=id]
+##   [PASS=full METRIC=speed CONFIG=... PROVIDERS=liger RUNS=3 MAX_RUNS=8 CONFIRM=1 MIN_EFFECT=0.05 NARROW=0 ALERT=id]
 ## with LIGER_GIT_REPO (the clone) and LIGER_BENCH_PYTHON (the harness's interpreter, default python3).
 BISECT_ARGS = $(if $(KERNEL),--kernel "$(KERNEL)") $(if $(FROM),--from-rev "$(FROM)") $(if $(TO),--to-rev "$(TO)") \
 	$(if $(ALERT),--alert "$(ALERT)") $(if $(PASS),--pass "$(PASS)") $(if $(METRIC),--metric "$(METRIC)") \
 	$(if $(CONFIG),--config '$(CONFIG)') $(if $(PROVIDERS),--providers "$(PROVIDERS)") $(if $(RUNS),--runs "$(RUNS)") \
 	$(if $(MAX_RUNS),--max-runs "$(MAX_RUNS)") $(if $(CONFIRM),--confirm "$(CONFIRM)") \
-	$(if $(THRESHOLD),--threshold "$(THRESHOLD)") $(if $(NARROW),--narrow "$(NARROW)")
-.PHONY: bisect bisect-plan bisect-ingest
+	$(if $(MIN_EFFECT),--min-effect "$(MIN_EFFECT)") $(if $(NARROW),--narrow "$(NARROW)")
+.PHONY: bisect bisect-plan bisect-ingest bisect-queue
 bisect: setup dagster-instance
 	$(PY) -m pipeline.cli.bisect run $(BISECT_ARGS) $(if $(NO_INGEST),--no-ingest)
 
@@ -141,3 +141,7 @@ bisect-plan: setup
 ## Ingest the bisect folder (runs copied back into warehouse/bisect/<id>/) in one warehouse run.
 bisect-ingest: setup dagster-instance
 	$(PY) -m pipeline.cli.bisect ingest
+
+## Run the plans the alert sensor queued in <warehouse>/bisect/queue/, one GPU job at a time (on a GPU host).
+bisect-queue: setup dagster-instance
+	$(PY) -m pipeline.cli.bisect queue

@@ -116,6 +116,20 @@ class Settings(BaseSettings):
     # alerts (pipeline/outputs/alerts): where a message goes besides <warehouse>/alerts/<alert_id>.md
     alert_webhook: str = Field("", description="Slack-compatible webhook URL for alert messages (blank: none)")
     alert_timeout_s: float = Field(10.0, gt=0, description="how long one webhook delivery may take")
+    # bisect (docs/bisect.md): the smallest change a confirm or a bisect calls a change, and the GPU host
+    bisect_min_effect_speed: float = Field(
+        0.05, ge=0, le=10, description="MIN_EFFECT's default for speed: a change smaller than 5 % is the same"
+    )
+    bisect_min_effect_memory: float = Field(
+        0.0, ge=0, le=10, description="MIN_EFFECT's default for memory (upstream measures memory exactly)"
+    )
+    bisect_autorun: bool = Field(
+        False, description="1: a plan the alert sensor queues runs at once as a Dagster run (needs bench_python)"
+    )
+    bench_python: str = Field("", description="the harness's interpreter on this host (blank: python3)")
+    bisect_lock_timeout_s: float = Field(
+        3600.0, gt=0, description="how long a bisect waits for the one GPU job at a time to finish"
+    )
 
     @field_validator("warehouse")
     @classmethod
@@ -147,6 +161,13 @@ class Settings(BaseSettings):
         if self.is_remote:
             return (self.local_dir or PROJECT_ROOT / "warehouse").resolve()
         return Path(self.warehouse)
+
+    @property
+    def harness_python(self) -> str:
+        return self.bench_python.strip() or "python3"
+
+    def min_effect(self, metric: str) -> float:
+        return self.bisect_min_effect_memory if metric == "memory" else self.bisect_min_effect_speed
 
     @property
     def git_repo_dir(self) -> Path | None:

@@ -140,6 +140,9 @@ def run_harness(
     env["PYTHONPATH"] = os.pathsep.join([str(export / "src"), *filter(None, [env.get("PYTHONPATH")])])
     env.pop("PYTHONHOME", None)
     env.update({f"LIGER_BISECT_ONLY_{k.upper()}": v for k, v in narrow.items() if v})
+    offered = log.with_name("offered.tsv")
+    offered.unlink(missing_ok=True)
+    env["LIGER_BISECT_OFFERED"] = str(offered)
     cmd = [python, str(SHIM), str(script), "--overwrite"]
     try:
         with log.open("wb") as fh:
@@ -162,14 +165,27 @@ def run_harness(
         last = next((line for line in reversed(tail.splitlines()) if line.strip()), "")[:300]
         return HarnessRun(False, None, f"harness exited with {code}: {last}", tail)
     if not out_csv.is_file():
-        return HarnessRun(False, None, f"harness wrote no benchmark/data/{CSV_NAME}", tail)
+        return HarnessRun(False, None, f"harness wrote no benchmark/data/{CSV_NAME}{_offered(offered, narrow)}", tail)
     return HarnessRun(True, out_csv, None, tail)
+
+
+def _offered(path: Path, narrow: dict[str, str]) -> str:
+    """What a harness narrowed to nothing offered: its (metric, pass) pairs, named."""
+    try:
+        pairs = dict.fromkeys(tuple(line.split("\t", 1)) for line in path.read_text().splitlines() if "\t" in line)
+    except OSError:
+        return ""
+    by_metric: dict[str, list[str]] = {}
+    for metric, mode in pairs:
+        by_metric.setdefault(metric, []).append(mode)
+    listed = "; ".join(f"{metric}: {', '.join(modes)}" for metric, modes in by_metric.items())
+    asked = f" / {narrow.get('pass') or 'any pass'} / {narrow.get('metric') or 'any metric'}"
+    return f" (narrowed to{asked}): it offers the passes {listed}" if listed else ""
 
 
 def sweep_value(csv_path: Path, sweep: dict[str, str | None]) -> tuple[float | None, list[dict], str | None]:
     """(geometric mean of the judged sweep's p50 over its points, those rows, GPU name) of one run's CSV."""
-    with csv_path.open(newline="", encoding="utf-8", errors="replace") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = _rows(csv_path)
     keep = []
     for row in rows:
         if row.get("kernel_name") != sweep["kernel"] or row.get("kernel_provider") != sweep["provider"]:
@@ -188,6 +204,49 @@ def sweep_value(csv_path: Path, sweep: dict[str, str | None]) -> tuple[float | N
         return None, [], None
     logs = [math.log(float(r["y_value_50"])) for r in keep]
     return math.exp(sum(logs) / len(logs)), keep, keep[0].get("gpu_name")
+
+
+# Without PASS: the pass upstream's visualizer draws by default (benchmark/benchmarks_visualizer.py,
+# VisualizationsConfig.kernel_operation_mode = "full"), else the first pass the CSV lists (the order
+# its `unique()` walks). Without METRIC: speed, the dashboard's first metric, else the first written.
+DEFAULT_PASS = "full"
+DEFAULT_METRIC = "speed"
+
+
+def _rows(csv_path: Path) -> list[dict]:
+    with csv_path.open(newline="", encoding="utf-8", errors="replace") as fh:
+        return list(csv.DictReader(fh))
+
+
+def written(csv_path: Path, sweep: dict[str, str | None]) -> dict[str, list[str]]:
+    """The passes of the judged kernel and provider the run wrote, per metric, in the CSV's order."""
+    out: dict[str, list[str]] = {}
+    for row in _rows(csv_path):
+        if row.get("kernel_name") != sweep["kernel"] or row.get("kernel_provider") != sweep["provider"]:
+            continue
+        modes = out.setdefault(row.get("metric_name") or "", [])
+        if (mode := row.get("kernel_operation_mode") or "") not in modes:
+            modes.append(mode)
+    return out
+
+
+def default_sweep(csv_path: Path, sweep: dict[str, str | None]) -> tuple[str | None, str | None]:
+    """(metric, pass) for a plan that named neither, from what one run wrote (docs/bisect.md, *Defaults*)."""
+    by_metric = written(csv_path, sweep)
+    metric = sweep.get("metric") or (DEFAULT_METRIC if DEFAULT_METRIC in by_metric else next(iter(by_metric), None))
+    modes = by_metric.get(metric or "", [])
+    mode = sweep.get("pass") or (DEFAULT_PASS if DEFAULT_PASS in modes else next(iter(modes), None))
+    return metric, mode
+
+
+def describe_missing(csv_path: Path, sweep: dict[str, str | None]) -> str:
+    """Why a run's rows are not the judged sweep, naming the passes it did write."""
+    want = f"({sweep['kernel']} / {sweep['provider']} / {sweep.get('pass')} / {sweep.get('metric')})"
+    got = written(csv_path, sweep)
+    if not got:
+        return f"{want}: it wrote no {sweep['kernel']} row of provider {sweep['provider']}"
+    listed = "; ".join(f"{metric}: {', '.join(modes)}" for metric, modes in got.items())
+    return f"{want}: it wrote the passes {listed} (give PASS= / METRIC=, or leave them out to take these)"
 
 
 _ENV_PROBE = """

@@ -26,6 +26,15 @@ def same_config(wanted, got):
         return False
 
 
+def _offer(kwargs):
+    """Note each (metric, pass) the harness offers, so a run narrowed to nothing can say what it had."""
+    path = os.environ.get("LIGER_BISECT_OFFERED")
+    if path:
+        with open(path, "a") as fh:
+            for mode in kwargs.get("kernel_operation_modes") or []:
+                fh.write(f"{kwargs.get('metric_name')}\t{mode}\n")
+
+
 def _narrow(run_benchmarks):
     metric = os.environ.get("LIGER_BISECT_ONLY_METRIC")
     mode = os.environ.get("LIGER_BISECT_ONLY_PASS")
@@ -33,6 +42,7 @@ def _narrow(run_benchmarks):
     providers = [p for p in os.environ.get("LIGER_BISECT_ONLY_PROVIDERS", "").split(",") if p]
 
     def narrowed(*args, **kwargs):
+        _offer(kwargs)
         if metric and kwargs.get("metric_name", metric) != metric:
             return None
         if mode and kwargs.get("kernel_operation_modes"):

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from pipeline.common import duck
+from pipeline.config import load
 from pipeline.history import git
 from pipeline.history.paths import KERNEL_ROOT, touches_kernel
 from pipeline.regress.settings import RegressionSettings
@@ -36,17 +37,22 @@ class BisectOptions(BaseModel):
     from_rev: str = Field("", description="FROM: the good end (any git revision)")
     to_rev: str = Field("", description="TO: the bad end (any git revision)")
     alert: str = Field("", description="ALERT: an alert id; its range and worst flagged sweep (of KERNEL if given)")
-    pass_: str = Field("full", alias="pass", description="PASS: kernel_operation_mode of the judged sweep")
-    metric: str = Field("speed", description="METRIC: speed or memory")
+    pass_: str = Field(
+        "", alias="pass", description="PASS: kernel_operation_mode of the judged sweep (blank: docs/bisect.md)"
+    )
+    metric: str = Field("", description="METRIC: speed or memory (blank: as PASS)")
     config: str = Field("", description="CONFIG: extra_benchmark_config_str of the judged sweep (blank: every config)")
     provider: str = Field("liger", description="the judged provider")
     providers: str = Field("", description="PROVIDERS: run only these providers, comma-separated (blank: all)")
     runs: int = Field(3, ge=1, le=50, description="RUNS: runs per side and per bisect step")
     max_runs: int = Field(MAX_RUNS, ge=1, le=100, description="MAX_RUNS: cap on runs per side when unclear")
     confirm: bool = Field(False, description="CONFIRM: re-run both ends even without a candidate")
-    threshold: float | None = Field(None, ge=0, le=10, description="THRESHOLD: override the noise threshold")
+    min_effect: float | None = Field(
+        None, ge=0, le=10, description="MIN_EFFECT: the smallest change that counts (blank: 5 % speed, 0 memory)"
+    )
     narrow: bool = Field(True, description="run only the judged pass/metric/config (NARROW=0: the whole harness)")
     harness_timeout_s: float = Field(900, gt=0, description="one harness run's time limit")
+    alert_sweep: bool = Field(False, exclude=True, description="internal: the sweep came from ALERT=")
 
     model_config = {"populate_by_name": True}
 
@@ -75,7 +81,7 @@ def first_parent_changes(git_dir: Path, from_sha: str, to_sha: str) -> list[dict
 
 
 def noise_rows(metric: str, duckdb_path: Path | None) -> tuple[list[dict], str | None]:
-    """noise_floor's rows for ``metric`` from liger.duckdb, or (no rows, why not)."""
+    """noise_floor's rows for ``metric`` (blank: every metric) from liger.duckdb, or (no rows, why not)."""
     from pipeline.config import duckdb_path as default_path
 
     path = duckdb_path or default_path()
@@ -86,8 +92,8 @@ def noise_rows(metric: str, duckdb_path: Path | None) -> tuple[list[dict], str |
     try:
         with duck.open_readonly(path) as con:
             cur = con.execute(
-                """select scope, gpu_name, duration_bucket, trusted, threshold, threshold_source
-                from noise_floor where metric_name = ? order by gpu_name, scope, duration_bucket""",
+                """select metric_name, scope, gpu_name, duration_bucket, trusted, threshold, threshold_source
+                from noise_floor where ? in ('', metric_name) order by metric_name, gpu_name, scope, duration_bucket""",
                 [metric],
             )
             names = [d[0] for d in cur.description]
@@ -106,7 +112,7 @@ def default_threshold(metric: str) -> dict:
 def plan_id(opts: BisectOptions, from_sha: str, to_sha: str, now: datetime | None = None) -> str:
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     kernel = re.sub(r"[^a-z0-9_]+", "-", opts.kernel.lower()).strip("-")
-    return f"{stamp}-{kernel}-{opts.pass_}-{from_sha[:7]}-{to_sha[:7]}"
+    return f"{stamp}-{kernel}-{opts.pass_ or 'auto'}-{from_sha[:7]}-{to_sha[:7]}"
 
 
 def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) -> dict:
@@ -120,11 +126,17 @@ def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) 
         raise PlanError(f"FROM {opts.from_rev} is not an ancestor of TO {opts.to_rev}")
     chain = first_parent_changes(git_dir, from_sha, to_sha)
     cands = [c for c in chain if touches_kernel(c["paths"], opts.kernel)]
+    sweep_source = "given" if opts.pass_ or opts.metric else ""
+    if not sweep_source and not opts.alert_sweep:
+        opts, sweep_source = flagged_defaults(opts, chain, duckdb_path)
+    sweep_source = "the alert's worst flagged sweep" if opts.alert_sweep else sweep_source
+    metric = opts.metric or "speed"  # the default's metric before the first run can say
     rows, why = noise_rows(opts.metric, duckdb_path)
-    default = default_threshold(opts.metric)
+    default = default_threshold(metric)
     if why:
         default["source"] += f"; {why}"
     subjects = {c["sha"]: c["subject"] for c in chain}
+    settings = load()
     return {
         "format": PLAN_FORMAT,
         "id": plan_id(opts, from_sha, to_sha),
@@ -132,8 +144,9 @@ def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) 
         "kernel": opts.kernel,
         "provider": opts.provider,
         "providers": opts.providers or None,
-        "pass": opts.pass_,
-        "metric": opts.metric,
+        "pass": opts.pass_ or None,
+        "metric": opts.metric or None,
+        "sweep_source": sweep_source or None,  # None: the runner takes them from the first run at FROM
         "config": opts.config or None,
         "narrow": opts.narrow,
         "from": {"rev": opts.from_rev, "sha": from_sha, "subject": _subject(git_dir, from_sha)},
@@ -147,9 +160,50 @@ def make_plan(repo: Path, opts: BisectOptions, duckdb_path: Path | None = None) 
         "max_runs": max(opts.max_runs, opts.runs),
         "confirm": opts.confirm,
         "harness_timeout_s": opts.harness_timeout_s,
-        "noise": {"rows": rows, "default": default, "override": opts.threshold},
+        "min_effect": {
+            "given": opts.min_effect,
+            "speed": settings.bisect_min_effect_speed,
+            "memory": settings.bisect_min_effect_memory,
+        },
+        "noise": {"rows": rows, "default": default},  # context: the warehouse's CI noise, never the bar
         "planned_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+
+
+FLAGGED_SQL = """
+select kernel_operation_mode, metric_name, extra_config, from_commit, to_commit
+from commit_regressions
+where kernel_name = ? and kernel_provider = 'liger' and verdict in ('regression', 'improvement', 'transient')
+order by abs(ln(ratio)) desc nulls last, kernel_operation_mode, metric_name, extra_config
+"""
+
+
+def flagged_defaults(opts: BisectOptions, chain: list[dict], duckdb_path: Path | None) -> tuple[BisectOptions, str]:
+    """KERNEL without PASS/METRIC/CONFIG: the kernel's worst flagged sweep in the warehouse, one whose
+    range lies in FROM..TO first; none (or no warehouse): blank, for the runner's first run at FROM."""
+    from pipeline.config import duckdb_path as default_path
+
+    path = duckdb_path or default_path()
+    if not path.is_file():
+        return opts, ""
+    import duckdb
+
+    try:
+        with duck.open_readonly(path) as con:
+            rows = con.execute(FLAGGED_SQL, [opts.kernel]).fetchall()
+    except duckdb.Error:
+        return opts, ""
+    inside = {c["sha"] for c in chain}
+    rows.sort(key=lambda r: not (_in(r[3], inside) or _in(r[4], inside)))  # stable: worst first within each
+    if not rows:
+        return opts, ""
+    mode, metric, config, *_ = rows[0]
+    update = {"pass_": mode, "metric": metric, "config": opts.config or config or ""}
+    return opts.model_copy(update=update), "the kernel's worst flagged sweep in the warehouse"
+
+
+def _in(commit: str | None, shas: set[str]) -> bool:
+    return bool(commit) and any(s.startswith(commit) for s in shas)
 
 
 def _subject(git_dir: Path, sha: str) -> str:
@@ -193,7 +247,7 @@ def plan_from_alert(repo: Path, opts: BisectOptions, duckdb_path: Path | None) -
         from_rev, to_rev = _release_rev(git_dir, from_rev), _release_rev(git_dir, to_rev)
     kernel, pass_, metric, config = member
     update = {"kernel": kernel, "pass_": pass_, "metric": metric, "config": opts.config or config or ""}
-    update |= {"alert": "", "from_rev": from_rev, "to_rev": to_rev}
+    update |= {"alert": "", "from_rev": from_rev, "to_rev": to_rev, "alert_sweep": True}
     plan = make_plan(repo, opts.model_copy(update=update), duckdb_path)
     plan["alert"] = {"alert_id": opts.alert, "gpu_name": gpu, "status": status, "cause": cause}
     return plan

@@ -33,6 +33,7 @@ def _ratio(r: dict | None) -> str:
 
 def render(result: dict, plan: dict) -> str:
     sweep = f"{result['kernel']} / {result['provider']} / {result['pass']} / {result['metric']}"
+    noise = result.get("ci_noise") or {"threshold": 0.0, "source": "not known"}
     if result.get("config"):
         sweep += f" / {result['config']}"
     lines = [
@@ -47,7 +48,10 @@ def render(result: dict, plan: dict) -> str:
         lines.append(f"- **culprit**: {result['culprit']} {text(result.get('culprit_subject'))}")
     lines += [
         f"- **ratio**: {_ratio(result.get('ratio'))}",
-        f"- **threshold**: ±{100 * result['threshold']:.1f}% ({text(result['threshold_source'])})",
+        f"- **minimum effect**: {100 * result['min_effect']:.1f}% ({text(result['min_effect_source'])}); the runs "
+        "are judged by their own spread (rank test, interval of the shift)",
+        f"- **CI noise, as context**: ±{100 * noise['threshold']:.1f}% ({text(noise['source'])})",
+        f"- **sweep from**: {text(result.get('sweep_source') or 'given')}",
         f"- **harness runs**: {result['harness_runs']} over {len(result['commits_run'])} commit(s) "
         f"({result['runs_per_side']} per side, at most {result['max_runs']})",
     ]

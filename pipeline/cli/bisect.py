@@ -4,6 +4,7 @@
   run     plan, then the stdlib runner (``python -I pipeline/bisect/runner.py``) into
           <warehouse>/bisect/<id>/, then one warehouse run that ingests its commit runs
   ingest  one warehouse run over what is there (results copied back from a GPU host)
+  queue   drain the plans the alert sensor queued (`make bisect-queue`, pipeline/bisect/queue.py)
 The clone is LIGER_GIT_REPO; the harness interpreter LIGER_BENCH_PYTHON (default python3).
 """
 
@@ -26,9 +27,9 @@ def _flag(text: str | None) -> bool:
 def options(ns: argparse.Namespace) -> BisectOptions:
     return BisectOptions(
         kernel=ns.kernel or "", from_rev=ns.from_rev or "", to_rev=ns.to_rev or "", alert=ns.alert or "",
-        **{"pass": ns.pass_ or "full"}, metric=ns.metric or "speed", config=ns.config or "",
+        **{"pass": ns.pass_ or ""}, metric=ns.metric or "", config=ns.config or "",
         providers=ns.providers or "", runs=int(ns.runs or 3), max_runs=int(ns.max_runs or 8),
-        confirm=_flag(ns.confirm), threshold=float(ns.threshold) if ns.threshold else None,
+        confirm=_flag(ns.confirm), min_effect=float(ns.min_effect) if ns.min_effect else None,
         narrow=(ns.narrow or "1").strip() not in ("0", "false", "no"),
     )  # fmt: skip
 
@@ -53,7 +54,7 @@ def run_bisect(opts: BisectOptions, do_ingest: bool = True) -> int:
     plan = make_plan(_repo(), opts)
     out = load().local / "bisect" / plan["id"]
     path = write_plan(plan, out / "plan.json")
-    python = os.environ.get("LIGER_BENCH_PYTHON") or "python3"
+    python = load().harness_python
     # -I: the runner gets no site-packages and no PYTHONPATH, as on a GPU host without our stack
     code = subprocess.call([sys.executable, "-I", str(RUNNER), str(path), str(out), "--repo", str(_repo()),
                             "--python", python])  # fmt: skip
@@ -65,16 +66,20 @@ def run_bisect(opts: BisectOptions, do_ingest: bool = True) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bisect", description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("plan", "run", "ingest"))
+    ap.add_argument("command", choices=("plan", "run", "ingest", "queue"))
     for name in ("kernel", "from_rev", "to_rev", "alert", "pass_", "metric", "config", "providers", "runs",
-                 "max_runs", "confirm", "threshold", "narrow", "plan_out"):  # fmt: skip
+                 "max_runs", "confirm", "min_effect", "narrow", "plan_out"):  # fmt: skip
         ap.add_argument("--" + name.rstrip("_").replace("_", "-"), dest=name, default=None)
     ap.add_argument("--no-ingest", action="store_true")
     ns = ap.parse_args(argv)
     if ns.command == "ingest":
         return ingest()
+    if ns.command == "queue":  # `make bisect-queue`: drain <warehouse>/bisect/queue/ (pipeline/bisect/queue.py)
+        from pipeline.bisect.queue import drain
+
+        return drain()
     if not ns.kernel and not ns.alert:
-        print("usage: make bisect KERNEL=<name> FROM=<rev> TO=<rev> [PASS= METRIC= CONFIG= RUNS= CONFIRM=1]")
+        print("usage: make bisect KERNEL=<name> FROM=<rev> TO=<rev> [PASS= METRIC= CONFIG= MIN_EFFECT= CONFIRM=1]")
         return 2
     try:
         opts = options(ns)

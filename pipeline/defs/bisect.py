@@ -10,6 +10,7 @@ import sys
 import dagster as dg
 
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
+from pipeline.config import load
 from pipeline.defs.resources import WarehouseResource
 
 
@@ -18,14 +19,14 @@ class BisectConfig(dg.Config):
     from_rev: str = ""
     to_rev: str = ""
     alert: str = ""
-    sweep_pass: str = "full"  # PASS (`pass` is a Python keyword)
-    metric: str = "speed"
+    sweep_pass: str = ""  # PASS (`pass` is a Python keyword); blank: docs/bisect.md, Defaults
+    metric: str = ""
     config: str = ""
     providers: str = ""
     runs: int = 3
     max_runs: int = 8
     confirm: bool = False
-    threshold: float | None = None
+    min_effect: float | None = None
     narrow: bool = True
     ingest: bool = True
 
@@ -44,7 +45,7 @@ def bisect_commits(context: dg.OpExecutionContext, config: BisectConfig, warehou
         raise dg.Failure(description=str(exc)) from exc
     out = warehouse.bisect_path() / plan["id"]
     path = write_plan(plan, out / "plan.json")
-    python = os.environ.get("LIGER_BENCH_PYTHON") or "python3"
+    python = load().harness_python
     cmd = [sys.executable, "-I", str(RUNNER), str(path), str(out), "--repo", str(repo), "--python", python]
     proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:

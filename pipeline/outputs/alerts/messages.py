@@ -27,8 +27,11 @@ def text_message(alert: dict) -> str:
     return f"Liger alert {alert['alert_id']} [{alert['status']}]: {alert['line']}"
 
 
-def markdown_messages(con: duckdb.DuckDBPyConnection, alerts: list[dict]) -> dict[str, str]:
-    """Each alert's Markdown message by alert id, from two queries for the whole batch."""
+def markdown_messages(
+    con: duckdb.DuckDBPyConnection, alerts: list[dict], bisects: dict[str, dict | None] | None = None
+) -> dict[str, str]:
+    """Each alert's Markdown message by alert id, from two queries for the whole batch; ``bisects``:
+    the queued bisect of an alert (pipeline/bisect/queue.py), shown under its cause."""
     ids = [a["alert_id"] for a in alerts]
     suspects: dict[str, list[tuple]] = {i: [] for i in ids}
     members: dict[str, list[tuple]] = {i: [] for i in ids}
@@ -36,10 +39,31 @@ def markdown_messages(con: duckdb.DuckDBPyConnection, alerts: list[dict]) -> dic
         suspects[alert_id].append(tuple(row))
     for alert_id, *row in con.execute(MEMBERS_SQL, {"ids": ids}).fetchall():
         members[alert_id].append(tuple(row))
-    return {a["alert_id"]: markdown_message(a, suspects[a["alert_id"]], members[a["alert_id"]]) for a in alerts}
+    bisects = bisects or {}
+    return {
+        a["alert_id"]: markdown_message(a, suspects[a["alert_id"]], members[a["alert_id"]], bisects.get(a["alert_id"]))
+        for a in alerts
+    }
 
 
-def markdown_message(alert: dict, suspects: list[tuple], members: list[tuple]) -> str:
+def bisect_line(entry: dict) -> str:
+    """The alert's queued bisect in one Markdown line: state, sweep, range, and the result once run."""
+    plan, result = entry.get("plan") or {}, entry.get("result") or {}
+    sweep = " ".join(str(plan.get(k) or "auto") for k in ("kernel", "pass", "metric"))
+    span = f"{str((plan.get('from') or {}).get('sha'))[:7]}..{str((plan.get('to') or {}).get('sha'))[:7]}"
+    line = f"- bisect: **{md_text(entry.get('state'))}** plan `{md_text(plan.get('id'))}` ({md_text(sweep)}, {span})"
+    if entry.get("state") == "queued":
+        line += "; `make bisect-queue` on a GPU host runs it"
+    if entry.get("state") == "failed":
+        line += f": {md_text(entry.get('reason'))}"
+    if result:
+        line += f": `{md_text(result.get('outcome'))}`"
+        if result.get("culprit"):
+            line += f", culprit `{md_text(str(result['culprit'])[:12])}` {md_text(result.get('culprit_subject'))}"
+    return line
+
+
+def markdown_message(alert: dict, suspects: list[tuple], members: list[tuple], bisect: dict | None = None) -> str:
     """The alert as a GitHub issue: title, the line, evidence, suspects, then every flagged pair."""
     # the status is our own word; the range and names come from the data and are escaped
     lines = [
@@ -53,6 +77,7 @@ def markdown_message(alert: dict, suspects: list[tuple], members: list[tuple]) -
         + (f"; note: {md_text(alert['note'])}" if alert.get("note") else ""),
         f"- cause: **{alert['cause']}**: {md_text(alert['cause_evidence'])}",
         f"- opened in warehouse run {alert['opened_run']}, status since run {alert['changed_run']}",
+        *([bisect_line(bisect)] if bisect else []),
         "",
     ]
     lines += ["## Suspects (commits touching a flagged kernel's source)", ""]

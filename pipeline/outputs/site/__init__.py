@@ -35,7 +35,7 @@ from pipeline.config import duckdb_path, load, warehouse_dir
 from pipeline.outputs.report.queries import coverage_by_version
 
 from .alerts_page import ALERTS_PAGE, alerts_html, index_lead_html
-from .bisect_results import read_results
+from .bisect_results import read_queue, read_results
 from .pages import PLOTLY_FILE, _head, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
@@ -80,8 +80,10 @@ def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) 
         shown = set(data.versions)
         coverage = [c for c in coverage_by_version(con) if c.version is None or c.version in shown]
         # alerts lead: a page of their own and the first lines of index.html
-        bisects = read_results(None if remote_root else Path(duckdb_path).parent / "bisect")
-        alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE, bisects)
+        # the pipeline passes the warehouse's URI, a plain path when local: only object storage has no folder
+        folder = None if remote_root and "://" in remote_root else Path(duckdb_path).parent / "bisect"
+        bisects, queued = read_results(folder), read_queue(folder)
+        alerts_page = alerts_html(con, data, _head("Liger-Kernel alerts"), PLOTLY_FILE, bisects, queued)
         alerts_lead = index_lead_html(con)
     by_version = {c.version: c for c in coverage}
     newest = next((c for c in coverage if c.version is not None), None)

@@ -13,7 +13,7 @@ from html import escape
 from pipeline.outputs.alerts.lead import Lead, read_leads, sweep_text
 from pipeline.regress.judge import SWEEP_KEY
 
-from .bisect_results import result_line, results_of
+from .bisect_results import queue_line, result_line, results_of
 from .pages import plotly_text_js
 from .payload import SiteData, payload_json
 
@@ -103,15 +103,19 @@ def _sweep_items(ids: dict, lead: Lead) -> str:
     return "".join(items)
 
 
-def _bisects(lead: Lead, bisect_results: list[dict]) -> str:
+def _bisects(lead: Lead, bisect_results: list[dict], queued: dict[str, dict]) -> str:
     kernels = set(lead.alert.get("kernel_names") or ()) | {m["kernel_name"] for m in lead.sweeps}
-    lines = [result_line(r) for r in results_of(lead.alert, kernels, bisect_results)]
+    entry = queued.get(lead.alert["alert_id"])
+    lines = [queue_line(entry)] if entry else []
+    lines += [result_line(r) for r in results_of(lead.alert, kernels, bisect_results)]
     return f"<ul class='bisects'>{''.join(lines)}</ul>" if lines else ""
 
 
-def alerts_html(con, data: SiteData, head: str, plotly_file: str, bisect_results: list[dict] = ()) -> str:
-    """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure and the
-    bisect results that answer it."""
+def alerts_html(
+    con, data: SiteData, head: str, plotly_file: str, bisect_results: list[dict] = (), queued: dict | None = None
+) -> str:
+    """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure, its queued
+    bisect plan and the bisect results that answer it."""
     leads, total, open_ = read_leads(con, ALERTS_SHOWN, SWEEPS_PLOTTED)
     ids = _sweep_ids(data)
     figures, parts = {}, []
@@ -124,7 +128,7 @@ def alerts_html(con, data: SiteData, head: str, plotly_file: str, bisect_results
             f"<section class='alert' id='{_e(a['alert_id'])}'><h3><span class='badge status'>{_e(a['status'])}</span> "
             f"<code>{_e(a['alert_id'])}</code></h3><p>{_e(a['line'])}</p>"
             + (f"<div class='alert-plot' id='plot-{_e(a['alert_id'])}'></div>" if figure else "")
-            + _bisects(lead, bisect_results)
+            + _bisects(lead, bisect_results, queued or {})
             + f"<ul>{_sweep_items(ids, lead)}</ul></section>"
         )
     return "".join(

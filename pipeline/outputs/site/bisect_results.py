@@ -64,3 +64,39 @@ def result_line(r: dict) -> str:
     parts.append(f"{e(r.get('harness_runs'))} harness run(s) on {e(r.get('gpu') or 'no GPU recorded')}")
     link = f"../bisect/{e(r['_folder'])}/result.md"
     return f"<li>bisect: {' · '.join(parts)} (<a href='{link}'>result.md</a>)</li>"
+
+
+QUEUE = "queue"
+
+
+def read_queue(folder: Path | None) -> dict[str, dict]:
+    """The bisect queue's entries (``<warehouse>/bisect/queue/<alert id>.json``, pipeline/bisect/queue.py)
+    by alert id; unreadable ones are skipped, as a result being written is."""
+    if folder is None or not (folder / QUEUE).is_dir():
+        return {}
+    found = {}
+    for path in sorted((folder / QUEUE).glob("*.json")):
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("alert_id"), str):
+            found[entry["alert_id"]] = entry
+    return found
+
+
+def queue_line(entry: dict) -> str:
+    """An alert's queued bisect as HTML: its state, sweep and range, how it runs, its reason when failed."""
+    e = lambda v: escape("" if v is None else str(v), quote=True)  # noqa: E731
+    plan = entry.get("plan") if isinstance(entry.get("plan"), dict) else {}
+    sweep = " ".join(str(plan.get(k) or "auto") for k in ("kernel", "pass", "metric"))
+    ends = [str((plan.get(k) or {}).get("sha") or "")[:7] for k in ("from", "to")]
+    state = entry.get("state")
+    how = {
+        "queued": " · waits for <code>make bisect-queue</code> on a GPU host",
+        "failed": f": {e(entry.get('reason'))}",
+    }
+    return (
+        f"<li>bisect plan <strong>{e(state)}</strong> · {e(sweep)} · {e(ends[0])}..{e(ends[1])} "
+        f"(<code>{e(plan.get('id'))}</code>){how.get(state, '')}</li>"
+    )
