@@ -21,19 +21,33 @@ def is_remote(uri: str) -> bool:
 
 
 def s3_filesystem():
-    """fsspec S3 filesystem from the standard AWS variables (endpoint, keys, region)."""
+    """fsspec S3 filesystem from the standard AWS variables (endpoint, keys, region), which answers
+    the size of a file it has listed (``remember``) without asking the bucket again."""
     import s3fs  # only needed for a warehouse on object storage
 
-    return s3fs.S3FileSystem(**object_store().s3fs_kwargs())
+    class ListedS3FileSystem(s3fs.S3FileSystem):
+        """Delta's data files are immutable: a file once listed keeps its size, so its ``info`` needs
+        no HEAD request. Anything not listed is asked for as usual (never answered from a listing
+        that may predate it, which fsspec's own listings cache would do)."""
+
+        def remember(self, root: str) -> None:
+            self._listed = getattr(self, "_listed", {}) | self.find(root, detail=True)
+            self.invalidate_cache()
+
+        async def _info(self, path, *args, **kwargs):
+            hit = getattr(self, "_listed", {}).get(self._strip_protocol(path))
+            if hit is not None and not args and not kwargs:
+                return hit
+            return await super()._info(path, *args, **kwargs)
+
+    return ListedS3FileSystem(**object_store().s3fs_kwargs())
 
 
 def _warm_listing(fs, remote_root: str) -> None:
-    """List the warehouse's objects once (a few LIST requests per thousand files), fresh: fsspec then
-    answers each file's size from its listing instead of a HEAD request per file and per open."""
-    root = remote_root.split("://", 1)[1].rstrip("/")
-    fs.invalidate_cache(root)
+    """List the warehouse's objects once (a few LIST requests per thousand files): fsspec then
+    answers each listed file's size without a HEAD request per file and per open."""
     try:
-        fs.find(root)
+        fs.remember(remote_root.split("://", 1)[1].rstrip("/"))
     except (FileNotFoundError, PermissionError):
         pass  # an empty or unreadable prefix: the reads that follow say what is wrong
 
