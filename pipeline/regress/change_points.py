@@ -139,7 +139,7 @@ def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     """Indexes where a new segment starts: PELT (Killick et al. 2012) with the l2 cost, min_size 1,
     every index admissible, as ``ruptures.Pelt(model="l2", min_size=1, jump=1).fit(levels)
     .predict(pen=penalty)`` computes it, step for step (candidate order, sums, ties, pruning);
-    tests/unit/analyze/test_change_points.py holds the two to the same breakpoints. Written out
+    tests/unit/regress/test_change_points.py holds the two to the same breakpoints. Written out
     because importing ruptures loads scipy.stats: about a second of every run, for a series of a
     few dozen levels."""
     n = len(levels)

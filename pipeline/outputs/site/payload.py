@@ -251,7 +251,7 @@ def _comparisons(con, sweep_frame, ver_of_rank: dict, strings: dict):
 def sig4_sql(column: str) -> str:
     """:func:`sig4` in SQL, for whole columns: the same double (4 significant digits, correctly rounded,
     NULL when not finite); a whole number stays a double here, which JSON prints with ``.0``.
-    tests/unit/analyze/test_site_payload.py holds the two to the same values."""
+    tests/unit/outputs/test_site_payload.py holds the two to the same values."""
     rounded = f"cast(printf('%.4g', {column}) as double)"
     return (
         f"case when isfinite({column}) then "
