@@ -115,7 +115,13 @@ class Settings(BaseSettings):
     )
     # alerts (pipeline/outputs/alerts): where a message goes besides <warehouse>/alerts/<alert_id>.md
     alert_webhook: str = Field("", description="Slack-compatible webhook URL for alert messages (blank: none)")
-    alert_timeout_s: float = Field(10.0, gt=0, description="how long one webhook delivery may take")
+    alert_timeout_s: float = Field(10.0, gt=0, description="how long one webhook attempt may take, start to end")
+    # a receiver that never answers, or trickles bytes, must not hold a run open: what is not delivered
+    # when this runs out is left undelivered and tried again by the next run
+    alert_deadline_s: float = Field(
+        60.0, gt=0, description="the most time one run (or `make ack`) spends delivering alert messages, all of them"
+    )
+
     # bisect (docs/bisect.md): the smallest change a confirm or a bisect calls a change, and the GPU host
     bisect_min_effect_speed: float = Field(
         0.05, ge=0, le=10, description="MIN_EFFECT's default for speed: a change smaller than 5 % is the same"
@@ -130,6 +136,22 @@ class Settings(BaseSettings):
     bisect_lock_timeout_s: float = Field(
         3600.0, gt=0, description="how long a bisect waits for the one GPU job at a time to finish"
     )
+
+    @field_validator("alert_webhook")
+    @classmethod
+    def _webhook_url(cls, value: str) -> str:
+        """Checked once when the settings are read, not per alert at every delivery."""
+        value = value.strip()
+        if not value:
+            return value
+        try:
+            parsed = urlparse(value)
+            parsed.port  # noqa: B018 - a port that is not a number raises here
+        except ValueError as exc:
+            raise ValueError(f"not a URL ({exc})") from exc
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return value
 
     @field_validator("warehouse")
     @classmethod

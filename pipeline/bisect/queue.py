@@ -28,7 +28,8 @@ from pathlib import Path
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
 from pipeline.common.files import write_atomic
 from pipeline.config import Settings, load
-from pipeline.outputs.alerts.notify import post
+from pipeline.outputs.alerts.messages import slack_text
+from pipeline.outputs.alerts.webhook import Deadline, post
 
 QUEUE_FORMAT = "liger-bisect-queue/1"
 LOCK_NAME = ".gpu.lock"
@@ -246,7 +247,8 @@ def deliver(path: Path, settings: Settings) -> bool:
     if entry is None or entry["state"] != DONE or entry.get("delivered_at"):
         return False
     url, text = settings.alert_webhook, result_text(entry)
-    error = post(url, text, settings.alert_timeout_s) if url else None
+    # the webhook's rules (pipeline/outputs/alerts/webhook.py): a deadline, no redirect; Slack's text escaped
+    error = post(url, slack_text(text), settings.alert_timeout_s, Deadline(settings.alert_deadline_s)) if url else None
     entry |= {"delivered_at": stamp(), "delivery_error": None} if error is None else {"delivery_error": error}
     write_entry(path, entry)
     return error is None

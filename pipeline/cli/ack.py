@@ -15,7 +15,7 @@ from pipeline.common import duck
 from pipeline.common.files import atomic_path, publish
 from pipeline.config import load
 from pipeline.outputs.alerts.notify import sync_and_notify
-from pipeline.regress.alert_state import by_id, install_alerts, now, read_state, write_state
+from pipeline.regress.alert_state import install_alerts, record_ack
 from pipeline.serve.duckdb_build import _file_id, _state_sidecar, use_internal_schema
 from pipeline.store.warehouse import Warehouse
 
@@ -30,11 +30,8 @@ def acknowledge(wh: Warehouse, alert_id: str, note: str) -> dict:
         raise KeyError(
             f"no alert {alert_id!r} in {wh.duckdb_path} (see: make sql Q='select alert_id, line from alerts')"
         )
-    rows = by_id(read_state(wh.root_uri))
-    row = rows.get(alert_id) or {"alert_id": alert_id}
-    row |= {"ack_members": found[0], "ack_note": note, "acknowledged_at": now(), "updated_at": now()}
-    rows[alert_id] = row
-    write_state(wh.root_uri, list(rows.values()))
+    # merged by alert into the acknowledgement's columns: a run delivering meanwhile keeps its own
+    row = record_ack(wh.root_uri, alert_id, found[0], note)
     refresh_duckdb_state(wh)
     return row
 
@@ -76,7 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.args[0], file=sys.stderr)
         return 1
     done = sync_and_notify(
-        wh.duckdb_path, wh.root_uri, settings.local, settings.alert_webhook, settings.alert_timeout_s
+        wh.duckdb_path,
+        wh.root_uri,
+        settings.local,
+        settings.alert_webhook,
+        settings.alert_timeout_s,
+        deadline_s=settings.alert_deadline_s,
     )
     print(f"acknowledged {args.alert_id}: {args.note.strip()} ({done.summary()})")
     return 0

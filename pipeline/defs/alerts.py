@@ -24,7 +24,12 @@ def alert_notifications(context: dg.AssetExecutionContext, warehouse: WarehouseR
     settings = load()
     wh = warehouse.open()
     done = sync_and_notify(
-        wh.duckdb_path, wh.root_uri, warehouse.warehouse_path(), settings.alert_webhook, settings.alert_timeout_s
+        wh.duckdb_path,
+        wh.root_uri,
+        warehouse.warehouse_path(),
+        settings.alert_webhook,
+        settings.alert_timeout_s,
+        deadline_s=settings.alert_deadline_s,
     )
     context.log.info(done.summary())
     for alert_id, error in done.failed.items():

@@ -88,7 +88,12 @@ def commit_tables(
     ranges = history.commit_ranges(repo, ordered) if repo is not None and ordered else []
     kernel_changed = {r.to_snapshot: r.touches_kernel_source for r in ranges}
     # our own runs at commits (commit_runs.py) say so; upstream's gh-pages runs are 'gh_pages'
-    own = {s.snapshot: s for s in sources if s.snapshot and s.run_origin}
+    # two byte-identical runs of one commit are one snapshot: the one that carries an environment speaks for
+    # it (then the first by path), so a copy without environment.json does not drop the other's
+    own: dict[str, SourceFile] = {}
+    for s in sorted((s for s in sources if s.snapshot and s.run_origin), key=lambda s: s.source_path):
+        if s.snapshot not in own or (own[s.snapshot].environment is None and s.environment is not None):
+            own[s.snapshot] = s
     snapshot_rows = [
         {
             "snapshot": o.snapshot_id,

@@ -104,7 +104,8 @@ def discover(data_raw: Path) -> tuple[list[SourceFile], list[tuple[str, str, str
         if kind == CSV_KIND and (folder := gh_pages.snapshot_folder(p)):
             src.gh_pages_folder = folder
             src.upstream_path = f"{gh_pages.BENCHMARKS_DIR}/{folder}/{gh_pages.CSV_NAME}"
-        elif kind == CSV_KIND and not commit_runs.mark(src):  # marked: one run of one commit, as gh-pages
+        # marked: one run of one commit, as gh-pages (a refused environment.json is a problem of its own)
+        elif kind == CSV_KIND and not commit_runs.mark(src, root, problems):
             if p.parent not in snapshot_index:
                 tsv = p.parent / "SNAPSHOTS.tsv"
                 snapshot_index[p.parent] = read_snapshot_index(tsv) if tsv.is_file() else {}
@@ -172,7 +173,7 @@ def discover_all(
     ``git_history.GitHistoryError`` when ``git_repo`` is not a usable repository.
     """
     sources, problems = discover(data_raw)
-    sources += commit_runs.discover_bisect_folder(bisect_root)
+    sources += commit_runs.discover_bisect_folder(bisect_root, problems)
     if git_repo is None:
         _require_inputs(data_raw, sources, problems)
         return sources, problems, None

@@ -5,22 +5,26 @@ alert of the `alerts` view whose status differs from the status last delivered (
 .notified_status) gets one message, written to ``<local>/alerts/<alert_id>.md`` (a GitHub issue,
 ready to paste) and POSTed to the webhook (``LIGER_ALERT_WEBHOOK``, Slack-compatible JSON with
 ``text``) when one is set. Delivered means both; a failed POST leaves the status undelivered (the
-error kept in ``delivery_error``), so the next run tries again; it never raises past the caller. The
-state (first run, status and the run that gave it, what was delivered) is written back whole.
+error kept in ``delivery_error``), so the next run tries again; it never raises past the caller.
+
+All of it (what was delivered read, the alerts read, the messages sent, what was sent written) holds
+the alert state's delivery lock (`alert_state.state_lock`): a run and a `make ack` at once never send
+one status twice. What it writes is merged by alert into the run's columns of the state
+(`alert_state.RUN_COLUMNS`): an acknowledgement recorded meanwhile stays. Sending takes at most
+``deadline_s`` (``LIGER_ALERT_DEADLINE_S``) in all, whatever the receiver does (`webhook`); what is
+not sent by then is left undelivered for the next run.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import requests
 
 from pipeline.common.duck import open_readonly
 from pipeline.common.files import write_atomic
 from pipeline.outputs.alerts import messages
-from pipeline.regress.alert_state import alerts_folder, by_id, now, read_state, write_state
+from pipeline.outputs.alerts.webhook import Deadline, post
+from pipeline.regress.alert_state import RUN_COLUMNS, alerts_folder, by_id, merge_state, now, read_state, state_lock
 
 ALERTS_SQL = "select * from alerts order by axis, gpu_name, from_order, to_order, alert_id"
 
@@ -36,22 +40,6 @@ class Delivery:
         return f"{self.alerts} alert(s); {len(self.sent)} message(s) sent{failed}"
 
 
-def post(url: str, text: str, timeout: float, attempts: int = 3, backoff_s: float = 0.5) -> str | None:
-    """POST ``{"text": text}``; None when the server took it (2xx), else the last error."""
-    error = None
-    for attempt in range(attempts):
-        try:
-            response = requests.post(url, json={"text": text}, timeout=timeout)
-            if 200 <= response.status_code < 300:
-                return None
-            error = f"HTTP {response.status_code}: {response.text[:200]}"
-        except requests.RequestException as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        if attempt + 1 < attempts:
-            time.sleep(backoff_s * (attempt + 1))
-    return error
-
-
 def read_alerts(duckdb_path: Path, root_uri: str, delivered: dict[str, str]) -> tuple[list[dict], dict[str, str]]:
     """Every alert of the published liger.duckdb, and the Markdown message of each whose status is not
     the one ``delivered`` (alert id -> status last delivered): a run with nothing new renders none."""
@@ -65,48 +53,54 @@ def read_alerts(duckdb_path: Path, root_uri: str, delivered: dict[str, str]) -> 
 
 
 def sync_and_notify(
-    duckdb_path: Path, root_uri: str, local: Path, webhook: str = "", timeout: float = 10.0, attempts: int = 3
+    duckdb_path: Path,
+    root_uri: str,
+    local: Path,
+    webhook: str = "",
+    timeout: float = 10.0,
+    attempts: int = 3,
+    deadline_s: float = 60.0,
 ) -> Delivery:
-    """The state brought to the alerts of ``duckdb_path`` and one message per undelivered status."""
-    state = by_id(read_state(root_uri))
-    alerts, pages = read_alerts(duckdb_path, root_uri, {i: row.get("notified_status") for i, row in state.items()})
-    done, stamp = Delivery(alerts=len(alerts)), now()
-    rows = dict(state)
-    for alert in alerts:
-        old = state.get(alert["alert_id"], {})
-        row = {k: old.get(k) for k in messages_state_keys()} | {
-            "alert_id": alert["alert_id"],
-            "opened_run": alert["opened_run"],
-            "status": alert["status"],
-            "changed_run": alert["changed_run"],
-            "members_digest": alert["members_digest"],
-            "updated_at": old.get("updated_at") or stamp,
-        }
-        if old.get("status") != alert["status"] or old.get("members_digest") != alert["members_digest"]:
-            row["updated_at"] = stamp
-        if old.get("notified_status") != alert["status"]:
-            error = _deliver(alert, pages[alert["alert_id"]], local, webhook, timeout, attempts)
-            if error is None:
-                row |= {"notified_status": alert["status"], "notified_at": stamp, "delivery_error": None}
-                done.sent.append(f"{alert['alert_id']}:{alert['status']}")
-            else:
-                row["delivery_error"] = error
-                done.failed[alert["alert_id"]] = error
-        rows[alert["alert_id"]] = row
-    if rows != state:
-        write_state(root_uri, list(rows.values()))
+    """The state brought to the alerts of ``duckdb_path`` and one message per undelivered status,
+    under the delivery lock; sending stops at ``deadline_s`` seconds."""
+    with state_lock(root_uri, duckdb_path.parent):
+        deadline = Deadline(deadline_s)
+        state = by_id(read_state(root_uri))
+        delivered = {i: row.get("notified_status") for i, row in state.items()}
+        alerts, pages = read_alerts(duckdb_path, root_uri, delivered)
+        done, stamp, rows = Delivery(alerts=len(alerts)), now(), []
+        for alert in alerts:
+            old = state.get(alert["alert_id"], {})
+            row = {k: old.get(k) for k in RUN_COLUMNS} | {
+                "alert_id": alert["alert_id"],
+                "opened_run": alert["opened_run"],
+                "status": alert["status"],
+                "changed_run": alert["changed_run"],
+                "members_digest": alert["members_digest"],
+                "updated_at": old.get("updated_at") or stamp,
+            }
+            if old.get("status") != alert["status"] or old.get("members_digest") != alert["members_digest"]:
+                row["updated_at"] = stamp
+            if old.get("notified_status") != alert["status"]:
+                error = _deliver(alert, pages[alert["alert_id"]], local, webhook, timeout, attempts, deadline)
+                if error is None:
+                    row |= {"notified_status": alert["status"], "notified_at": stamp, "delivery_error": None}
+                    done.sent.append(f"{alert['alert_id']}:{alert['status']}")
+                else:
+                    row["delivery_error"] = error
+                    done.failed[alert["alert_id"]] = error
+            if any(row[k] != old.get(k) for k in RUN_COLUMNS):
+                rows.append(row)
+        merge_state(root_uri, rows, RUN_COLUMNS)
     return done
 
 
-def messages_state_keys() -> tuple[str, ...]:
-    """The state columns a run keeps as they were (acknowledgement and delivery)."""
-    return ("ack_members", "ack_note", "acknowledged_at", "notified_status", "notified_at", "delivery_error")
-
-
-def _deliver(alert: dict, page: str, local: Path, webhook: str, timeout: float, attempts: int) -> str | None:
+def _deliver(
+    alert: dict, page: str, local: Path, webhook: str, timeout: float, attempts: int, deadline: Deadline
+) -> str | None:
     folder = alerts_folder(local)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / f"{alert['alert_id']}.md", page.encode())
     if not webhook:
         return None
-    return post(webhook, messages.text_message(alert), timeout, attempts)
+    return post(webhook, messages.text_message(alert), timeout, deadline, attempts)

@@ -1,17 +1,20 @@
 """gate.md: the gate as one pull-request comment. One lead line with the status and the count per
 verdict; the regressions worst first (ratio, threshold and where it was measured, runs per side, the
 suspect commits); every other sweep inside ``<details>``. GitHub refuses a comment over 65,536
-characters: rows that do not fit are cut, each table saying "… N more". Names from the data (kernels,
-configs, subjects, file names) are escaped text (``alerts.messages.md_text``), never markup."""
+characters: rows that do not fit are cut, each table saying "… N more", and so are the candidate's file
+list and any long text (a 70,000-character BASE). Names from the data (kernels, configs, subjects, file
+names) are escaped text (``analyze.markdown.md_text``: no markup, link or mention), never markup."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.outputs.alerts.messages import md_text
+from pipeline.outputs.markdown import GITHUB_LIMIT, fit_lines, md_clip, md_text
 
 MARKER = "<!-- liger-benchmark-gate -->"  # the workflow updates the comment that carries it
-LIMIT = 65_536
+LIMIT = GITHUB_LIMIT
+_CELL = 300  # characters of one table cell or name
+_FILES = 2_000  # characters of the candidate's file list
 _MARGIN = 256  # room for what a workflow may append (a link to the run)
 STATUS_WORD = {"pass": "pass", "fail": "fail", "neutral": "neutral (nothing failed; some sweeps need a look)",
                "skipped": "skipped (nothing to compare)"}  # fmt: skip
@@ -35,18 +38,20 @@ def _suspects(r: dict, why: str | None) -> str:
         return "not known" if why else ""
     if not found:
         return "none touches this kernel"
-    return "; ".join(f"`{s['sha'][:7]}` {md_text(s['subject'])}" for s in found)
+    return "; ".join(f"`{md_text(s['sha'][:7])}` {md_clip(s['subject'], _CELL)}" for s in found[:5]) + (
+        f"; … {len(found) - 5} more" if len(found) > 5 else ""
+    )
 
 
 def _reg_row(r: dict, why: str | None) -> str:
-    cells = [md_text(r[k]) for k in ("kernel", "pass", "metric", "provider", "config")]
-    threshold = f"{_threshold(r)} ({md_text(r['threshold_source'])})"
+    cells = [md_clip(r[k], _CELL) for k in ("kernel", "pass", "metric", "provider", "config")]
+    threshold = f"{_threshold(r)} ({md_clip(r['threshold_source'], _CELL)})"
     cells += [_ratio(r["ratio"]), threshold, f"{r['base_runs']} / {r['candidate_runs']}", _suspects(r, why)]
     return "| " + " | ".join(cells) + " |"
 
 
 def _rest_row(r: dict) -> str:
-    cells = [r["verdict"], *(md_text(r[k]) for k in ("kernel", "pass", "metric", "provider", "config"))]
+    cells = [r["verdict"], *(md_clip(r[k], _CELL) for k in ("kernel", "pass", "metric", "provider", "config"))]
     return "| " + " | ".join([*cells, _ratio(r["ratio"]), _threshold(r)]) + " |"
 
 
@@ -57,31 +62,22 @@ def lead_line(doc: dict) -> str:
 
 def _context(doc: dict) -> str:
     base, cand = doc["base"], doc["candidate"]
-    files = ", ".join(md_text(Path(f).name) for f in cand["files"])
+    names, cut = fit_lines([md_clip(Path(f).name, _CELL) for f in cand["files"]], _FILES)
+    files = ", ".join(names) + (f" and {cut:,} more file(s) (all in gate.json)" if cut else "")
     head = f" at `{md_text(cand['commit'][:12])}`" if cand.get("commit") else ""
-    release = f" (release {md_text(base['release'])})" if base.get("release") and base["kind"] != "version" else ""
-    text = (f"Candidate {files}{head} against base {md_text(base['label'])}{release}, {base['runs']} run(s), "
-            f"on {md_text(doc['gpu'])}: {doc['sweeps']} sweep(s) judged by the warehouse's verdict rule and "
+    shown = base.get("release") and base["kind"] != "version"
+    release = f" (release {md_clip(base['release'], _CELL)})" if shown else ""
+    text = (f"Candidate {files}{head} against base {md_clip(base['label'], _CELL)}{release}, {base['runs']} run(s), "
+            f"on {md_clip(doc['gpu'], _CELL)}: {doc['sweeps']} sweep(s) judged by the warehouse's verdict rule and "
             "measured noise.")  # fmt: skip
     if doc.get("not_compared"):
         text += f" {doc['not_compared']} sweep(s) of the candidate have no base sweep to compare with."
     why = (doc.get("suspects") or {}).get("why")
     if why:
-        text += f" Suspects: {md_text(why)}."
+        text += f" Suspects: {md_clip(why, 2_000)}."
     if doc.get("warn_only"):
         text += " Warn-only: this check never fails."
     return text
-
-
-def _fit(rows: list[str], budget: int) -> tuple[list[str], int]:
-    """The leading rows whose lines fit in ``budget`` characters, and how many were left out."""
-    kept, used = [], 0
-    for row in rows:
-        if used + len(row) + 1 > budget:
-            break
-        kept.append(row)
-        used += len(row) + 1
-    return kept, len(rows) - len(kept)
 
 
 def _more(n: int) -> list[str]:
@@ -100,9 +96,9 @@ def render(doc: dict, limit: int = LIMIT) -> str:
     # the fixed parts, plus room for both "… N more" lines
     fixed = sum(len(x) + 1 for x in head + reg_title + rest_open + rest_close) + 2 * 64 + 4
     budget = limit - _MARGIN - fixed
-    reg_rows, reg_cut = _fit([_reg_row(r, why) for r in regs], budget)
+    reg_rows, reg_cut = fit_lines([_reg_row(r, why) for r in regs], budget)
     budget -= sum(len(x) + 1 for x in reg_rows)
-    rest_rows, rest_cut = _fit([_rest_row(r) for r in rest], budget)
+    rest_rows, rest_cut = fit_lines([_rest_row(r) for r in rest], budget)
     lines = head + reg_title + reg_rows + ([""] if reg_cut else []) + _more(reg_cut) + ([""] if regs else [])
     lines += rest_open + rest_rows + ([""] if rest_cut else []) + _more(rest_cut) + rest_close
     return "\n".join(lines).rstrip() + "\n"
@@ -110,4 +106,5 @@ def render(doc: dict, limit: int = LIMIT) -> str:
 
 def render_error(message: str) -> str:
     """The comment when the gate could not judge (exit 2): what was wrong, as text."""
-    return f"{MARKER}\n**Liger benchmark gate: error** — the gate could not judge this run.\n\n{md_text(message)}\n"
+    text = md_clip(message, LIMIT - _MARGIN - 200)
+    return f"{MARKER}\n**Liger benchmark gate: error** — the gate could not judge this run.\n\n{text}\n"

@@ -1,10 +1,17 @@
 """Where the gate's answer goes: OUT/gate.json, OUT/gate.md, and $GITHUB_STEP_SUMMARY when it is set
-(appended: a job's steps share that file)."""
+(appended: a job's steps share that file).
+
+An output that cannot be written (OUT an existing file or read-only, the step summary unwritable)
+changes no verdict: each is tried on its own, what failed is said on stderr (``gate: could not write
+…``), and the exit code stays the one the verdict implies (docs/gate.md, "Exit codes"). A CI job
+whose comment step then finds no gate.md fails there, with the gate's own answer in the log."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.common.files import write_atomic
@@ -13,15 +20,31 @@ from pipeline.outputs.gate.comment import render, render_error
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
+def _append(path: str, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _try(what: str, write: Callable[[], None], failed: list[str]) -> None:
+    try:
+        write()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        failed.append(what)
+        print(f"gate: could not write {what}: {reason} (the verdict and exit code stand)", file=sys.stderr)
+
+
 def _write(out: Path, doc: dict, markdown: str) -> tuple[Path, Path]:
-    out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out / "gate.json", out / "gate.md"
-    write_atomic(json_path, (json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n").encode())
-    write_atomic(md_path, markdown.encode())
+    failed: list[str] = []
+    _try(f"{json_path} or {md_path}", lambda: out.mkdir(parents=True, exist_ok=True), failed)
+    if not failed:
+        text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
+        _try(str(json_path), lambda: write_atomic(json_path, text.encode()), failed)
+        _try(str(md_path), lambda: write_atomic(md_path, markdown.encode()), failed)
     summary = os.environ.get(STEP_SUMMARY_ENV)
     if summary:
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(markdown + "\n")
+        _try(f"{STEP_SUMMARY_ENV}={summary}", lambda: _append(summary, markdown + "\n"), failed)
     return json_path, md_path
 
 

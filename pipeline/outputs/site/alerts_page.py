@@ -2,7 +2,11 @@
 on one figure and listed with a link to each sweep's plot on ``index.html``) and the short list
 ``index.html`` leads with. Built from the `alerts` view and the payload the index already holds:
 each plotted line is a sweep's geomean p50 over its x points per step, relative to its level at
-the alert's `from` step; the alert's range is shaded. Every data string is escaped (HTML) or placed
+the alert's `from` step; the alert's range is shaded. A commit-axis alert is plotted on the commit
+axis alone, in commit order (`commit_order`, main's first-parent order), never by the dashboard's
+axis (commits grouped by version) nor with release-only points; a version-axis alert on the
+dashboard's axis, which is in version order. The figure names its categories in that order
+(Plotly would otherwise order them as the traces first meet them). Every data string is escaped (HTML) or placed
 as JSON that cannot close its script element (`payload_json`)."""
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ for (const [id, fig] of Object.entries(figures)) {
   Plotly.newPlot(div, fig.traces.map(t => ({x: t.x.map(plotlyText), y: t.y, name: plotlyText(t.name),
                                             mode: 'lines+markers', type: 'scatter'})),
     {height: 320, margin: {l: 50, r: 10, t: 10, b: 80}, yaxis: {type: 'log', title: 'relative to the from step'},
-     xaxis: {tickangle: -45, type: 'category'}, showlegend: true, legend: {font: {size: 10}},
+     xaxis: {tickangle: -45, type: 'category', categoryorder: 'array', categoryarray: fig.order.map(plotlyText)},
+     showlegend: true, legend: {font: {size: 10}},
      shapes: fig.range ? [{type: 'rect', xref: 'x', yref: 'paper', x0: plotlyText(fig.range[0]),
        x1: plotlyText(fig.range[1]), y0: 0, y1: 1, fillcolor: 'rgba(214,39,40,0.12)', line: {width: 0}}] : []},
     {displayModeBar: false, responsive: true});
@@ -64,31 +69,56 @@ def _levels(data: SiteData, sid: int) -> dict[int, float]:
     return {ax: math.exp(sum(v) / len(v)) for ax, v in sorted(logs.items())}
 
 
+COMMIT_ORDER_SQL = """
+select benchmarked_commit, min(commit_order) from sweep_points
+where benchmarked_commit is not null and commit_order is not null group by 1
+"""
+
+
+def commit_orders(con, data: SiteData) -> dict[int, tuple]:
+    """The sort key of each axis point that is a commit, by `commit_order` (empty on a version axis)."""
+    labels = data.payload["axis"]["label"]
+    if data.axis_mode != "commit":
+        return {}
+    order = {str(sha)[:8]: o for sha, o in con.execute(COMMIT_ORDER_SQL).fetchall()}
+    return {i: (order[t.split(" ")[0]], i) for i, t in enumerate(labels) if t.split(" ")[0] in order}
+
+
 def _axis_at(labels: list[str], label: str) -> int | None:
     return next((i for i, text in enumerate(labels) if text.split(" ")[0].startswith(label[:7])), None)
 
 
-def _figure(data: SiteData, ids: dict, lead: Lead) -> dict | None:
+def _figure(data: SiteData, ids: dict, lead: Lead, orders: dict[int, tuple]) -> dict | None:
     labels = data.payload["axis"]["label"]
     a = lead.alert
-    start = _axis_at(labels, a["from_label"]) if data.axis_mode == "commit" and a["axis"] == "commit" else None
+    if a["axis"] == "commit" and data.axis_mode != "commit":
+        return None  # a commit alert needs the commit axis
+    if a["axis"] != "commit":  # the dashboard's axis is in version order (commits grouped by version)
+        orders = {i: (i,) for i in range(len(labels))}
+    start = _axis_at(labels, a["from_label"]) if a["axis"] == "commit" else None
     end = _axis_at(labels, a["to_label"]) if start is not None else None
-    traces, seen = [], set()
+    traces, seen, shown = [], set(), set()
     for member in lead.sweeps:
         sid = ids.get(_key(member))
         if sid is None or sid in seen:
             continue
         seen.add(sid)
-        levels = _levels(data, sid)
+        levels = {ax: v for ax, v in _levels(data, sid).items() if ax in orders}
+        steps = sorted(levels, key=orders.__getitem__)
         base = levels.get(start) if start is not None else None
-        base = base or next(iter(levels.values()), None)
+        base = base or (levels[steps[0]] if steps else None)
         if not base:
             continue
+        shown.update(steps)
         name = f"{member['kernel_name']} {member['kernel_operation_mode']} {member['metric_name']}"
-        traces.append({"x": [labels[ax] for ax in levels], "y": [v / base for v in levels.values()], "name": name})
+        traces.append({"x": [labels[ax] for ax in steps], "y": [levels[ax] / base for ax in steps], "name": name})
     if not traces:
         return None
-    return {"traces": traces, "range": [labels[start], labels[end]] if end is not None else None}
+    return {
+        "traces": traces,
+        "order": [labels[ax] for ax in sorted(shown, key=orders.__getitem__)],
+        "range": [labels[start], labels[end]] if end is not None else None,
+    }
 
 
 def _sweep_items(ids: dict, lead: Lead) -> str:
@@ -117,11 +147,11 @@ def alerts_html(
     """``alerts.html``: every alert (newest first) with its sweeps plotted on one figure, its queued
     bisect plan and the bisect results that answer it."""
     leads, total, open_ = read_leads(con, ALERTS_SHOWN, SWEEPS_PLOTTED)
-    ids = _sweep_ids(data)
+    ids, orders = _sweep_ids(data), commit_orders(con, data)
     figures, parts = {}, []
     for lead in leads:
         a = lead.alert
-        figure = _figure(data, ids, lead)
+        figure = _figure(data, ids, lead, orders)
         if figure is not None:
             figures[a["alert_id"]] = figure
         parts.append(
