@@ -125,8 +125,13 @@ def merge_state(root_uri: str, rows: list[dict], columns: tuple[str, ...], attem
             try:
                 dt = DeltaTable(uri, storage_options=options)
             except TableNotFoundError:
-                write_deltalake(uri, table, mode="append", storage_options=options)
-                return
+                # created empty, then merged into: two first writers at once (a run's first delivery and
+                # an ack) both merge, where two appends would give one alert two rows
+                try:
+                    write_deltalake(uri, SCHEMA.empty_table(), mode="append", storage_options=options)
+                except (DeltaError, OSError):
+                    pass  # the other writer created it: merge into theirs (or fail below, by name)
+                dt = DeltaTable(uri, storage_options=options)
             (
                 dt.merge(table, predicate="t.alert_id = s.alert_id", source_alias="s", target_alias="t")
                 .when_matched_update({c: f"s.{c}" for c in columns})
