@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.history import commits as history
+from pipeline.history.paths import touches_kernel
 from pipeline.ingest import gh_pages as gp
 from tests.fixtures.gh_pages_repo import GhPagesRepo, build_gh_pages_repo
 
@@ -260,7 +261,7 @@ def test_reruns(clone, ordered, ranges):
     ],
 )
 def test_touches_kernel(paths, kernel, expected):
-    assert gp.touches_kernel(paths, kernel) is expected
+    assert touches_kernel(paths, kernel) is expected
 
 
 def test_pure_module_has_no_dagster():
