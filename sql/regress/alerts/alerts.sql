@@ -9,7 +9,7 @@ depends_on: [alert_groups, alert_state, warehouse_run]
 -- build, written by the `alert_notifications` asset and `make ack`).
 --   status        acknowledged (by `make ack`, while the alert's flagged pairs are those it had
 --                 then: a new flagged step on its sweeps reopens it), else alert_groups.data_status
---                 (open / recovered / transient)
+--                 (open / recovered / transient / redefined)
 --   note, acknowledged_at   the acknowledgement, when status is acknowledged
 --   opened_run    the warehouse run that first showed the alert
 --   changed_run   the warehouse run whose status this is (the newest run when it just changed)
@@ -60,6 +60,7 @@ select
     judged.suspects,
     judged.status,
     judged.recovered_at,
+    judged.redefined_text,
     coalesce(judged.state_opened_run, current_run.seq) as opened_run,
     case
         when judged.state_status = judged.status then judged.state_changed_run
@@ -73,6 +74,8 @@ select
     judged.metrics,
     judged.kernels_changed,
     judged.changed_kernels,
+    judged.harness_suspects,
+    judged.harness_kernels,
     judged.launch_bound_sweeps,
     judged.launch_bound_share,
     judged.references_measured,
@@ -107,6 +110,7 @@ select
     || case
         when judged.status = 'recovered' then 'recovered at ' || judged.recovered_at
         when judged.status = 'transient' then 'transient, taken back at ' || coalesce(judged.recovered_at, '?')
+        when judged.status = 'redefined' then 'series redefined at ' || judged.redefined_text
         when judged.status = 'acknowledged' then 'acknowledged: ' || coalesce(judged.ack_note, '')
         else 'open'
     end as line
