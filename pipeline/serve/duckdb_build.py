@@ -49,7 +49,7 @@ from pipeline.history.paths import touches_harness, touches_kernel
 from pipeline.regress.alert_state import install_alerts
 from pipeline.regress.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.regress.change_points import build_change_points
-from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.settings import RegressionSettings, freshness_state, write_freshness_table, write_settings_table
 from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.names import INTERNAL_SCHEMA
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
@@ -64,6 +64,7 @@ INTERNAL_TABLES = frozenset(
         "provenance_source_flags",
         "commit_kernel",
         "commit_harness",
+        "freshness_settings",
         CHANGE_POINT_INPUTS,
         "alert_state",
     }
@@ -227,6 +228,7 @@ def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSett
     """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
     which sql/regress reads beside the tables; returns the versions."""
     write_settings_table(con, settings)
+    write_freshness_table(con)
     versions = sorted(
         r[0]
         for r in con.execute(
@@ -285,6 +287,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         "seq": published.seq,
         "sql": sql_hash(),
         "settings": settings.model_dump(mode="json"),
+        "freshness": freshness_state(),
     }
     final = wh.duckdb_path
     old = built_state(wh) if final.exists() else {}

@@ -12,7 +12,7 @@ import pyarrow as pa
 from pipeline.contracts.tables import SCHEMAS
 from pipeline.engine import PythonModel, SqlModel, run_models
 from pipeline.engine.catalog import regress_models, serve_models
-from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.settings import RegressionSettings, write_freshness_table, write_settings_table
 from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.duckdb_build import write_commit_kernel_table
 
@@ -63,6 +63,7 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
     con = duckdb.connect()
     try:
         write_settings_table(con, settings)
+        write_freshness_table(con)
         write_version_order_table(con, versions)
         con.register("delta_fact_measurement", pa.table({"kernel_name": pa.array(kernels, pa.string())}))
 
@@ -80,7 +81,8 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
             ),
         )
         write_commit_kernel_table(con)
-        for table in ("regression_settings", "liger_version_order", "commit_kernel", "commit_harness"):
+        tables = ("regression_settings", "liger_version_order", "commit_kernel", "commit_harness", "freshness_settings")
+        for table in tables:
             rows = con.table(table).arrow().read_all()
             if rows.num_rows == 0:  # no chunks at all, which pyspark cannot convert: one empty chunk
                 rows = pa.table({f.name: pa.array([], f.type) for f in rows.schema})
