@@ -272,7 +272,7 @@ COMMIT_CHANGE = Table(
             "harness_changes",
             "how it changes upstream's harness: benchmark scripts it changes, and '<script> <- <shared module>:"
             "<definition>' for a changed definition of benchmark/scripts/utils.py (or another shared module) "
-            "that the script uses (rules.touches_harness)",
+            "that the script uses (history.paths.touches_harness)",
             pa.list_(S),
         ),
     ),

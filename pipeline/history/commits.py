@@ -365,8 +365,8 @@ def _text(data: bytes | None) -> str | None:
 
 
 def harness_changes(git_dir: Path, log: dict[str, tuple[CommitInfo, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
-    """Per commit of ``log`` (non-merge), how it changes upstream's harness (rules.touches_harness reads it):
-    every benchmark script it changes, and for a shared module it changes (rules.HARNESS_SHARED), each
+    """Per commit of ``log`` (non-merge), how it changes upstream's harness (paths.touches_harness reads it):
+    every benchmark script it changes, and for a shared module it changes (paths.HARNESS_SHARED), each
     script of that commit using a definition whose AST differs from the first parent's. One ``cat-file
     --batch`` for the modules of all such commits and the scripts of theirs, one ``ls-tree`` per such commit."""
     out: dict[str, list[str]] = {}

@@ -6,8 +6,8 @@ depends_on: [commit_kernel, delta_commit_change]
 */
 -- Every commit between two consecutive benchmarked commits (git log from..to), with the files it
 -- touches under src/liger_kernel/ and the measured kernels whose source those files are
--- (touches_kernel_of; the rule: pipeline/contracts/rules.touches_kernel, docs/commits.md), and the
--- measured kernels whose harness it changes (touches_harness_of: rules.touches_harness over
+-- (touches_kernel_of; the rule: pipeline/history/paths.touches_kernel, docs/commits.md), and the
+-- measured kernels whose harness it changes (touches_harness_of: history.paths.touches_harness over
 -- harness_changes; commit_harness names the files per kernel).
 select
     c.from_commit, c.to_commit, c.commit, timezone('UTC', c.committed_at) as committed_at, c.subject,

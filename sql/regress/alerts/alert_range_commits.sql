@@ -12,7 +12,7 @@ depends_on: [alert_members, commit_harness, commit_range_changes, commit_ranges]
 --   touches        the commit changes this kernel's source: commit_change.touches_kernel_of, the
 --                  one rule (pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
 --   harness        the commit changes how this kernel is measured (commit_change.touches_harness_of,
---                  rules.touches_harness); harness_files names what (benchmark_dyt.py, utils.py:f)
+--                  history.paths.touches_harness); harness_files names what (benchmark_dyt.py, utils.py:f)
 -- Version-axis alerts have no commits: commits_known false.
 -- Only the ranges of the alert's 'step' pairs: an excursion is judged on the step into it (the
 -- alert's range), not on the pair that takes it back. With upstream's full gh-pages history,

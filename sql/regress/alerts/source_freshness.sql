@@ -75,7 +75,7 @@ per_source as (
 judged as (
     select
         per_source.*,
-        coalesce(freshness_settings.judged_at, cast(current_timestamp as timestamp)) as judged_at,
+        coalesce(freshness_settings.judged_at, timezone('UTC', current_timestamp)) as judged_at,
         freshness_settings.overdue_factor
     from per_source
     cross join freshness_settings
@@ -93,5 +93,6 @@ select
     coalesce(
         (epoch(judged_at) - epoch(newest_run_at)) / 3600.0 > overdue_factor * usual_interval_hours, false
     ) as overdue,
-    newest_run_at + to_seconds(cast(overdue_factor * usual_interval_hours * 3600 as bigint)) as overdue_at
+    make_timestamp(cast((epoch(newest_run_at) + overdue_factor * usual_interval_hours * 3600) * 1000000 as bigint))
+        as overdue_at
 from judged

@@ -11,7 +11,7 @@ depends_on: [commit_change, commit_ranges]
 --   touches_kernel_of  the measured kernels whose source the commit changes (the one rule:
 --                      pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
 --   touches_harness_of the measured kernels whose harness the commit changes: their benchmark script,
---                      or a definition of a shared harness module it uses (rules.touches_harness)
+--                      or a definition of a shared harness module it uses (history.paths.touches_harness)
 -- Without a clone commit_change is empty, and so is this view.
 select
     commit_ranges.commit_order as range_order,
