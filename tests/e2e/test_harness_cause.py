@@ -66,7 +66,12 @@ def test_a_sweep_ending_at_a_redefinition_reads_redefined_not_open(harness_wh):
         members = con.execute(
             "select member_status, redefined_at, redefined_by from alert_member_status where kernel_name = 'dyt'"
         ).fetchall()
-        others = {r[0] for r in con.execute("select status from alerts where kernel_names <> ['dyt']").fetchall()}
+        others = {
+            r[0]
+            for r in con.execute(
+                "select status from alerts where axis = 'commit' and kernel_names <> ['dyt']"
+            ).fetchall()
+        }
     # dyt's script was rewritten at h6 and measures other sizes there: 4 sizes x 2 providers vanish, 3 x 2 appear
     assert lineage == [("dyt", h6, 8, 6, 0, [clone.commits["h6"]], f"{h6}, benchmark_dyt.py")]
     assert members == [("redefined", h6, f"{h6}, benchmark_dyt.py")]
