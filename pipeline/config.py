@@ -9,6 +9,7 @@ names its variable (``LIGER_LOCK_TIMEOUT_S=abc`` -> "LIGER_LOCK_TIMEOUT_S: ...")
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -135,6 +136,13 @@ class Settings(BaseSettings):
     bench_python: str = Field("", description="the harness's interpreter on this host (blank: python3)")
     bisect_lock_timeout_s: float = Field(
         3600.0, gt=0, description="how long a bisect waits for the one GPU job at a time to finish"
+    )
+    # sources that go silent (sql/regress/alerts/source_freshness.sql, docs/regressions.md)
+    freshness_now: datetime | None = Field(
+        None, description="the time source freshness is judged at, UTC (tests, replays; blank: the clock when read)"
+    )
+    freshness_factor: float = Field(
+        3.0, gt=1.0, le=1000.0, description="a source is overdue when its silence exceeds this many usual intervals"
     )
 
     @field_validator("alert_webhook")

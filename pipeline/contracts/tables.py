@@ -243,6 +243,12 @@ BENCHMARK_SNAPSHOT = Table(
         _c("subject", "the commit's subject"),
         _c("on_first_parent", "whether the commit is on main's first-parent chain", pa.bool_()),
         _c("kernel_changed", "whether a commit since the previous snapshot touches src/liger_kernel/", pa.bool_()),
+        _c(
+            "harness_changed",
+            "whether a commit since the previous snapshot changes a benchmark script or a shared harness "
+            "definition a script uses (false with kernel_changed false: a re-run)",
+            pa.bool_(),
+        ),
         _c("run_started_at", "earliest timestamp in the snapshot (UTC)", UTC_TS),
         _c("gh_pages_commit", "gh-pages commit that wrote it (clone only)"),
         _c("origin", "gh_pages (upstream's CI run) or bisect (our run at a commit: commit_runs/<sha>/<run id>/)"),
@@ -252,7 +258,8 @@ BENCHMARK_SNAPSHOT = Table(
 )
 COMMIT_CHANGE = Table(
     "commit_change",
-    "Every commit between two consecutive benchmarked commits, with the files it touches under src/liger_kernel/.",
+    "Every commit between two consecutive benchmarked commits, with the files it touches under src/liger_kernel/ "
+    "and the changes it makes to the benchmark harness.",
     (
         _c("from_commit", "earlier benchmarked commit"),
         _c("to_commit", "later benchmarked commit"),
@@ -261,6 +268,13 @@ COMMIT_CHANGE = Table(
         _c("subject", "its subject"),
         _c("first_parent", "on main's first-parent chain", pa.bool_()),
         _c("kernel_paths", "files it touches under src/liger_kernel/", pa.list_(S)),
+        _c(
+            "harness_changes",
+            "how it changes upstream's harness: benchmark scripts it changes, and '<script> <- <shared module>:"
+            "<definition>' for a changed definition of benchmark/scripts/utils.py (or another shared module) "
+            "that the script uses (history.paths.touches_harness)",
+            pa.list_(S),
+        ),
     ),
     key=("to_commit", "commit"),
 )

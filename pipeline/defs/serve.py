@@ -19,7 +19,35 @@ LigerDuckdbConfig = create_model(
 )
 
 
-@dg.asset(group_name="warehouse", kinds={"duckdb"}, deps=list(PUBLIC_TABLES))
+# Sources that go silent (issue 54): Dagster shows the source_freshness view's verdict on the asset that
+# builds it, a WARN check, so the UI says which source stopped; the alert path delivers it as a stoppage.
+SOURCES_FRESH = dg.AssetCheckSpec(
+    "sources_are_fresh",
+    asset="liger_duckdb",
+    description="No source family (gh-pages CI per GPU, committed CSVs, commit runs, KernelIndex records) is "
+    "silent for more than LIGER_FRESHNESS_FACTOR times its usual interval between runs (source_freshness).",
+)
+FRESHNESS_SQL = """
+select family, scope, strftime(newest_run_at, '%Y-%m-%d') as newest, round(usual_interval_hours / 24, 1) as every_days,
+       strftime(overdue_at, '%Y-%m-%d') as overdue_since
+from source_freshness where overdue order by family, scope
+"""
+
+
+def freshness_result(con) -> dg.AssetCheckResult:
+    overdue = [dict(zip(("family", "scope", "newest_run", "every_days", "overdue_since"), r, strict=True))
+               for r in con.execute(FRESHNESS_SQL).fetchall()]  # fmt: skip
+    text = "; ".join(f"{o['family']} {o['scope']}".strip() + f" overdue since {o['overdue_since']}" for o in overdue)
+    return dg.AssetCheckResult(
+        check_name=SOURCES_FRESH.name,
+        passed=not overdue,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=text or "every source ran within its usual interval",
+        metadata={"overdue": dg.MetadataValue.json(overdue)},
+    )
+
+
+@dg.asset(group_name="warehouse", kinds={"duckdb"}, deps=list(PUBLIC_TABLES), check_specs=[SOURCES_FRESH])
 def liger_duckdb(
     context: dg.AssetExecutionContext, config: LigerDuckdbConfig, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
@@ -40,6 +68,7 @@ def liger_duckdb(
             ).fetchall()
         ]
         rows = con.execute(f"select count(*) from {FACT_FILES}").fetchone()[0]
+        fresh = freshness_result(con)
     context.log.info(f"liger.duckdb {done['mode']} at warehouse run {published.seq}: {done.get('refreshed', {})}")
     return dg.MaterializeResult(
         metadata={
@@ -51,5 +80,6 @@ def liger_duckdb(
             "seconds_per_model": dg.MetadataValue.json(done.get("seconds", {})),
             "views": dg.MetadataValue.json(views),
             "settings": dg.MetadataValue.json(settings.model_dump()),
-        }
+        },
+        check_results=[fresh],
     )

@@ -21,7 +21,14 @@ MODEL_DIR, SERVE_DIR, REGRESS_DIR, CHECKS_DIR = (SQL_DIR / f for f in ("model", 
 # the alerts view reads alert_state, the Delta table people write (`make ack`): installed after it
 ALERTS_VIEW = REGRESS_DIR / "alerts" / "alerts.sql"
 # What the build registers before the models: the Delta snapshot and the lookup tables.
-LOOKUP_TABLES = ("regression_settings", "liger_version_order", "warehouse_run", "commit_kernel")
+LOOKUP_TABLES = (
+    "regression_settings",
+    "liger_version_order",
+    "warehouse_run",
+    "commit_kernel",
+    "commit_harness",
+    "freshness_settings",
+)
 SERVE_INPUTS = tuple(f"delta_{t}" for t in SCHEMAS) + LOOKUP_TABLES
 # made by Python after the regression models (regress/change_points.py); views may read it
 PYTHON_TABLES = ("change_points",)

@@ -15,7 +15,16 @@ from packaging.version import InvalidVersion, Version
 
 from pipeline.history import git
 from pipeline.history.git import open_repo, run
-from pipeline.history.paths import KERNEL_ROOT, touches_kernel
+from pipeline.history.paths import (
+    HARNESS_ROOT,
+    HARNESS_SHARED,
+    HARNESS_VIA,
+    KERNEL_ROOT,
+    changed_definitions,
+    is_harness_script,
+    touches_kernel,
+    used_definitions,
+)
 
 MAIN_REFS = ("main", "origin/main", "refs/remotes/origin/main", "master", "HEAD")
 ORDER_GIT = "git"
@@ -313,6 +322,9 @@ class HistoryCommit:
     subject: str
     kernel_paths: tuple[str, ...]  # files it touches under src/liger_kernel/ (merges: none, their commits carry them)
     first_parent: bool | None = None
+    # how it changes the measurement: changed scripts, and scripts using a changed shared definition
+    # ("<script> <- <module>:<name>", paths.HARNESS_VIA); see harness_changes
+    harness_changes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -336,12 +348,63 @@ def _log_with_files(git_dir: Path, tips: list[str], base: str | None) -> dict[st
     commits: dict[str, tuple[CommitInfo, tuple[str, ...]]] = {}
     for e in entries:
         sha, parents, date, subject = e.fields
-        files = tuple(f.path for f in e.files if f.path.startswith(KERNEL_ROOT))
+        files = tuple(f.path for f in e.files if f.path.startswith((KERNEL_ROOT, HARNESS_ROOT)))
         commits[sha] = (
             CommitInfo(sha, naive_utc(datetime.fromisoformat(date)), subject, tuple(parents.split())),
             files,
         )
     return commits
+
+
+def _kernel_files(files: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f for f in files if f.startswith(KERNEL_ROOT))
+
+
+def _text(data: bytes | None) -> str | None:
+    return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def harness_changes(git_dir: Path, log: dict[str, tuple[CommitInfo, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
+    """Per commit of ``log`` (non-merge), how it changes upstream's harness (paths.touches_harness reads it):
+    every benchmark script it changes, and for a shared module it changes (paths.HARNESS_SHARED), each
+    script of that commit using a definition whose AST differs from the first parent's. One ``cat-file
+    --batch`` for the modules of all such commits and the scripts of theirs, one ``ls-tree`` per such commit."""
+    out: dict[str, list[str]] = {}
+    shared: dict[str, tuple[str, ...]] = {}
+    for sha, (info, files) in log.items():
+        if len(info.parents) > 1:
+            continue  # a merge: the commits it brings carry the files
+        out[sha] = [f for f in files if is_harness_script(f)]
+        mods = tuple(f for f in files if f in HARNESS_SHARED)
+        if mods and info.parents:
+            shared[sha] = mods
+    scripts: dict[str, list[str]] = {}
+    for sha in shared:
+        listed = run(git_dir, "ls-tree", "-z", "--name-only", sha, HARNESS_ROOT).stdout.decode(errors="replace")
+        scripts[sha] = [p for p in listed.split("\0") if is_harness_script(p)]
+    specs = [
+        spec
+        for sha, mods in shared.items()
+        for spec in (
+            *(f"{sha}:{m}" for m in mods),
+            *(f"{log[sha][0].parents[0]}:{m}" for m in mods),
+            *(f"{sha}:{p}" for p in scripts[sha]),
+        )
+    ]
+    blobs = (
+        {spec: (obj.read() if obj is not None else None) for spec, obj in git.cat_file_batch(git_dir, specs)}
+        if specs
+        else {}
+    )
+    for sha, mods in shared.items():
+        parent = log[sha][0].parents[0]
+        for mod in mods:
+            new = _text(blobs.get(f"{sha}:{mod}"))
+            changed = changed_definitions(_text(blobs.get(f"{parent}:{mod}")), new)
+            for script in scripts[sha]:
+                for name in sorted(changed & used_definitions(_text(blobs.get(f"{sha}:{script}")), new)):
+                    out[sha].append(f"{script}{HARNESS_VIA}{mod}:{name}")
+    return {sha: tuple(v) for sha, v in out.items()}
 
 
 def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRange]:
@@ -358,6 +421,7 @@ def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRang
         proc = run(git_dir, "merge-base", "--octopus", *tips, check=False)
         base = proc.stdout.decode().strip() or None
     log = _log_with_files(git_dir, tips, base)
+    harness = harness_changes(git_dir, log)
     graph = main_graph(git_dir)
     on_chain = graph.position if graph is not None else {}
 
@@ -391,8 +455,9 @@ def commit_ranges(repo: Path, ordered: list[OrderedSnapshot]) -> list[CommitRang
                         info.sha,
                         info.committed_at,
                         info.subject,
-                        files,
+                        _kernel_files(files),
                         (info.sha in on_chain) if graph is not None else None,
+                        harness.get(info.sha, ()),
                     )
                     for info, files in commits
                 ),
@@ -419,14 +484,19 @@ def commits_between(repo: Path, from_sha: str, to_sha: str) -> CommitRange:
     """``git log from..to`` (first-parent commits and everything they merged, newest first), each with
     its files under src/liger_kernel/: the range between any two commits, as ``commit_ranges`` lists it
     between consecutive snapshots."""
-    log = _log_with_files(open_repo(repo), [to_sha], from_sha)
+    git_dir = open_repo(repo)
+    log = _log_with_files(git_dir, [to_sha], from_sha)
+    harness = harness_changes(git_dir, log)
     commits = sorted(log.values(), key=lambda e: (e[0].committed_at, e[0].sha), reverse=True)
     return CommitRange(
         from_sha,
         to_sha,
         from_sha,
         to_sha,
-        tuple(HistoryCommit(i.sha, i.committed_at, i.subject, f) for i, f in commits),
+        tuple(
+            HistoryCommit(i.sha, i.committed_at, i.subject, _kernel_files(f), harness_changes=harness.get(i.sha, ()))
+            for i, f in commits
+        ),
     )
 
 

@@ -87,6 +87,7 @@ def commit_tables(
     ordered = history.order_snapshots(snaps, repo, _commits_txt([s for s in sources if s.gh_pages_folder]))
     ranges = history.commit_ranges(repo, ordered) if repo is not None and ordered else []
     kernel_changed = {r.to_snapshot: r.touches_kernel_source for r in ranges}
+    harness_changed = {r.to_snapshot: any(c.harness_changes for c in r.commits) for r in ranges}
     # our own runs at commits (commit_runs.py) say so; upstream's gh-pages runs are 'gh_pages'
     # two byte-identical runs of one commit are one snapshot: the one that carries an environment speaks for
     # it (then the first by path), so a copy without environment.json does not drop the other's
@@ -110,6 +111,7 @@ def commit_tables(
             "subject": o.subject,
             "on_first_parent": o.on_first_parent,
             "kernel_changed": kernel_changed.get(o.snapshot_id),
+            "harness_changed": harness_changed.get(o.snapshot_id),
             "run_started_at": o.run_started_at,
             "gh_pages_commit": o.gh_pages_commit,
             "origin": own[o.snapshot_id].run_origin if o.snapshot_id in own else "gh_pages",
@@ -126,6 +128,7 @@ def commit_tables(
             "subject": c.subject,
             "first_parent": c.first_parent,
             "kernel_paths": list(c.kernel_paths),
+            "harness_changes": list(c.harness_changes),
         }
         for r in {(r.from_commit, r.to_commit): r for r in ranges}.values()
         for c in r.commits

@@ -56,6 +56,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.config import load
+
 __all__ = ["RegressionSettings", "write_settings_table", "SETTINGS_TABLE"]
 
 SETTINGS_TABLE = "regression_settings"
@@ -181,3 +183,22 @@ def write_settings_table(con, settings: RegressionSettings | None = None) -> Reg
     values = [getattr(settings, name) for name in _COLUMNS]
     con.execute(f"insert into {SETTINGS_TABLE} values ({placeholders})", values)
     return settings
+
+
+FRESHNESS_TABLE = "freshness_settings"
+
+
+def write_freshness_table(con, now=None, factor: float | None = None) -> None:
+    """The one-row ``freshness_settings`` table that ``source_freshness`` judges by: ``now`` (NULL: the
+    clock when the view is read) and the overdue factor, from LIGER_FRESHNESS_NOW / _FACTOR."""
+    settings = load()
+    now = settings.freshness_now if now is None else now
+    factor = settings.freshness_factor if factor is None else factor
+    con.execute(f"create or replace table {FRESHNESS_TABLE} (judged_at timestamp, overdue_factor double not null)")
+    con.execute(f"insert into {FRESHNESS_TABLE} values (?, ?)", [now, factor])
+
+
+def freshness_state() -> list:
+    """What the freshness table is made of, for the build's state (a new LIGER_FRESHNESS_NOW rebuilds)."""
+    settings = load()
+    return [settings.freshness_now.isoformat() if settings.freshness_now else None, settings.freshness_factor]

@@ -45,11 +45,11 @@ from pipeline.engine.catalog import LOOKUP_TABLES, SERVE_DIR, model_files, regre
 from pipeline.engine.header import read_model
 from pipeline.engine.incremental import narrowed, refresh_models
 from pipeline.engine.run import create_view
-from pipeline.history.paths import touches_kernel
+from pipeline.history.paths import touches_harness, touches_kernel
 from pipeline.regress.alert_state import install_alerts
 from pipeline.regress.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.regress.change_points import build_change_points
-from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.settings import RegressionSettings, freshness_state, write_freshness_table, write_settings_table
 from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.names import INTERNAL_SCHEMA
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
@@ -58,7 +58,16 @@ STATE_TABLE = "liger_build_state"
 # helper tables of the build that no reader queries (beside delta_*, *__materialized, *__definition)
 SNAPSHOTS_BUILT = "benchmark_snapshot_built"
 INTERNAL_TABLES = frozenset(
-    {STATE_TABLE, SNAPSHOTS_BUILT, "provenance_source_flags", "commit_kernel", CHANGE_POINT_INPUTS, "alert_state"}
+    {
+        STATE_TABLE,
+        SNAPSHOTS_BUILT,
+        "provenance_source_flags",
+        "commit_kernel",
+        "commit_harness",
+        "freshness_settings",
+        CHANGE_POINT_INPUTS,
+        "alert_state",
+    }
 )
 DUCK_TYPES = {
     pa.string(): "varchar",
@@ -175,25 +184,51 @@ def create_run_log_view(con: duckdb.DuckDBPyConnection, wh: Warehouse, published
 
 def write_commit_kernel_table(con: duckdb.DuckDBPyConnection) -> None:
     """commit_kernel: the measured kernels each commit between benchmarked commits touches
-    (`history.paths.touches_kernel`, the one rule): a few hundred commits times a hundred kernels."""
+    (`history.paths.touches_kernel`, the one rule) and those whose harness it changes (`touches_harness`);
+    commit_harness: one row per commit and kernel of the latter, naming the harness files it changes.
+    A few hundred commits times a hundred kernels."""
     kernels = [r[0] for r in con.execute("select distinct kernel_name from delta_fact_measurement").fetchall()]
-    commits = con.execute("select distinct commit, kernel_paths from delta_commit_change").fetchall()
+    commits = con.execute("select distinct commit, kernel_paths, harness_changes from delta_commit_change").fetchall()
+    harness = [(c, k, touches_harness(h or (), k)) for c, _, h in commits for k in kernels if k]
+    harness = [(c, k, files) for c, k, files in harness if files]
+    of: dict[str, list[str]] = {}
+    for c, k, _ in harness:
+        of.setdefault(c, []).append(k)
     rows = pa.table(
         {
-            "commit": [c for c, _ in commits],
-            "touches_kernel_of": [sorted(k for k in kernels if k and touches_kernel(p or (), k)) for _, p in commits],
+            "commit": [c for c, _, _ in commits],
+            "touches_kernel_of": [
+                sorted(k for k in kernels if k and touches_kernel(p or (), k)) for _, p, _ in commits
+            ],
+            "touches_harness_of": [sorted(of.get(c, ())) for c, _, _ in commits],
         },
-        schema=pa.schema([("commit", pa.string()), ("touches_kernel_of", pa.list_(pa.string()))]),
+        schema=pa.schema(
+            [
+                ("commit", pa.string()),
+                ("touches_kernel_of", pa.list_(pa.string())),
+                ("touches_harness_of", pa.list_(pa.string())),
+            ]
+        ),
     )
-    con.register("commit_kernel_rows", rows)
-    con.execute("create or replace table commit_kernel as select * from commit_kernel_rows")
-    con.unregister("commit_kernel_rows")
+    files = pa.table(
+        {
+            "commit": [c for c, _, _ in harness],
+            "kernel_name": [k for _, k, _ in harness],
+            "harness_files": [", ".join(f) for _, _, f in harness],
+        },
+        schema=pa.schema([("commit", pa.string()), ("kernel_name", pa.string()), ("harness_files", pa.string())]),
+    )
+    for name, table in (("commit_kernel", rows), ("commit_harness", files)):
+        con.register(f"{name}_rows", table)
+        con.execute(f"create or replace table {name} as select * from {name}_rows")
+        con.unregister(f"{name}_rows")
 
 
 def write_lookup_tables(con: duckdb.DuckDBPyConnection, settings: RegressionSettings) -> list[str]:
     """regression_settings and liger_version_order (the versions the facts name, in PEP 440 order),
     which sql/regress reads beside the tables; returns the versions."""
     write_settings_table(con, settings)
+    write_freshness_table(con)
     versions = sorted(
         r[0]
         for r in con.execute(
@@ -252,6 +287,7 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         "seq": published.seq,
         "sql": sql_hash(),
         "settings": settings.model_dump(mode="json"),
+        "freshness": freshness_state(),
     }
     final = wh.duckdb_path
     old = built_state(wh) if final.exists() else {}

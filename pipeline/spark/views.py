@@ -12,7 +12,7 @@ import pyarrow as pa
 from pipeline.contracts.tables import SCHEMAS
 from pipeline.engine import PythonModel, SqlModel, run_models
 from pipeline.engine.catalog import regress_models, serve_models
-from pipeline.regress.settings import RegressionSettings, write_settings_table
+from pipeline.regress.settings import RegressionSettings, write_freshness_table, write_settings_table
 from pipeline.regress.versions import write_version_order_table
 from pipeline.serve.duckdb_build import write_commit_kernel_table
 
@@ -56,19 +56,33 @@ def register_python_tables(spark, settings: RegressionSettings) -> None:
     facts = spark.table("delta_fact_measurement")
     versions = [r[0] for r in facts.select("liger_version").distinct().collect()]
     kernels = [r[0] for r in facts.select("kernel_name").distinct().collect()]
-    changes = [tuple(r) for r in spark.table("delta_commit_change").select("commit", "kernel_paths").collect()]
+    changes = [
+        tuple(r)
+        for r in spark.table("delta_commit_change").select("commit", "kernel_paths", "harness_changes").collect()
+    ]
     con = duckdb.connect()
     try:
         write_settings_table(con, settings)
+        write_freshness_table(con)
         write_version_order_table(con, versions)
         con.register("delta_fact_measurement", pa.table({"kernel_name": pa.array(kernels, pa.string())}))
-        paths = pa.array([list(p or ()) for _, p in changes], pa.list_(pa.string()))
+
+        def lists(i: int) -> pa.Array:
+            return pa.array([list(r[i] or ()) for r in changes], pa.list_(pa.string()))
+
         con.register(
             "delta_commit_change",
-            pa.table({"commit": pa.array([c for c, _ in changes], pa.string()), "kernel_paths": paths}),
+            pa.table(
+                {
+                    "commit": pa.array([r[0] for r in changes], pa.string()),
+                    "kernel_paths": lists(1),
+                    "harness_changes": lists(2),
+                }
+            ),
         )
         write_commit_kernel_table(con)
-        for table in ("regression_settings", "liger_version_order", "commit_kernel"):
+        tables = ("regression_settings", "liger_version_order", "commit_kernel", "commit_harness", "freshness_settings")
+        for table in tables:
             rows = con.table(table).arrow().read_all()
             if rows.num_rows == 0:  # no chunks at all, which pyspark cannot convert: one empty chunk
                 rows = pa.table({f.name: pa.array([], f.type) for f in rows.schema})

@@ -10,6 +10,6 @@ depends_on: [delta_benchmark_snapshot]
 select
     snapshot, folder, commit, short_commit, commit_status, release, release_source, commit_order,
     commits_between, order_source, timezone('UTC', committed_at) as committed_at, subject, on_first_parent,
-    kernel_changed, timezone('UTC', run_started_at) as run_started_at, gh_pages_commit,
+    kernel_changed, harness_changed, timezone('UTC', run_started_at) as run_started_at, gh_pages_commit,
     origin, environment
 from delta_benchmark_snapshot

@@ -67,26 +67,45 @@ def assert_each_flagged_pair_in_one_alert(con) -> int:
         f"where r.alert_id is not null or (r.verdict in {FLAGGED} and r.alert_id is not null)"
     ).fetchone()[0]
     assert versions == 0
+    assert_no_two_alerts_share_a_range(con)
     return flagged
+
+
+def assert_no_two_alerts_share_a_range(con) -> None:
+    """One alert per axis, GPU, direction and overlapping range (issue 54): excursions and steps of one
+    range are one alert, each member with its own status."""
+    overlapping = con.execute(
+        "select count(*) from alert_groups a join alert_groups b on a.alert_id < b.alert_id "
+        "and a.axis = b.axis and a.gpu_name = b.gpu_name and a.direction = b.direction "
+        "and a.from_order < b.to_order and b.from_order < a.to_order"
+    ).fetchone()[0]
+    statuses = con.execute("select count(*), count(member_status) from alert_member_status").fetchone()
+    assert overlapping == 0 and statuses[0] == statuses[1] > 0
 
 
 def test_shipped_data_every_flagged_commit_pair_is_in_exactly_one_alert(shipped_warehouse):
     with _open(shipped_warehouse) as con:
         assert_each_flagged_pair_in_one_alert(con)
-        # the 4444fdf excursion of the launch-bound forward kernels is one transient alert, taken back
-        # at 7656bcb; fused_neighborhood_attention's lasting step into 4444fdf is another, recovered
+        # the 4444fdf excursion of the launch-bound forward kernels and fused_neighborhood_attention's
+        # lasting step into 4444fdf share a range: one alert, recovered at 7656bcb, each member its own status
         rows = con.execute(
-            "select kind, status, sweeps, kernels, recovered_at, cause, launch_bound_sweeps, line from alerts "
-            "where gpu_name = $g and from_label = '3b79375' and to_label = '4444fdf' and direction = 'regression' "
-            "order by kind",
+            "select kind, status, sweeps, kernels, recovered_at, cause, launch_bound_sweeps, line, alert_id "
+            "from alerts where gpu_name = $g and from_label = '3b79375' and to_label = '4444fdf' "
+            "and direction = 'regression'",
             {"g": H100},
         ).fetchall()
+        members = dict(
+            con.execute(
+                "select member_status, count(*) from alert_member_status where alert_id = $a group by 1",
+                {"a": rows[0][8]},
+            ).fetchall()
+        )
         no_clone = con.execute("select count(*) from alerts where axis = 'commit' and cause <> 'unknown'").fetchone()
-    (step, excursion) = rows
-    assert step[:2] == ("step", "recovered") and step[4] == "7656bcb"
-    assert excursion[:2] == ("transient", "transient") and excursion[2] >= 20 and excursion[3] >= 8
-    assert excursion[4] == "7656bcb" and excursion[6] > 0
-    assert excursion[7].startswith("3b79375..4444fdf on H100 80GB HBM3: ") and "slower, worst ×5." in excursion[7]
+    [alert] = rows
+    assert alert[:2] == ("step", "recovered") and alert[2] >= 20 and alert[3] >= 8
+    assert alert[4] == "7656bcb" and alert[6] > 0
+    assert alert[7].startswith("3b79375..4444fdf on H100 80GB HBM3: ") and "slower, worst ×5." in alert[7]
+    assert members["transient"] >= 40 and members["taken back"] == 1 and set(members) == {"transient", "taken back"}
     assert no_clone == (0,)  # no clone: no commit is known, so no cause is claimed
 
 
@@ -185,12 +204,19 @@ def test_v070_era_npu_only_step_is_environment_and_an_excursion_taken_back_at_an
     assert flips == [("transient", clone.short("e3"), 2), ("transient", ERA_UNKNOWN, 2)]
 
 
-def test_shared_clone_every_flagged_pair_in_one_alert_and_2845fe8_is_code(tmp_path):
+@pytest.fixture(scope="module")
+def shared_clone_wh(tmp_path_factory) -> Path:
+    """data_raw and the shared clone (liger_git: main and 28 gh-pages snapshots), built once."""
     shared = require_shared_data()
-    raw = tmp_path / "data_raw"
+    root = tmp_path_factory.mktemp("shared_clone")
+    raw = root / "data_raw"
     shutil.copytree(REPO / "data_raw", raw)
-    _build(raw, tmp_path / "wh", shared / "liger_git")
-    with _open(tmp_path / "wh") as con:
+    _build(raw, root / "wh", shared / "liger_git")
+    return root / "wh"
+
+
+def test_shared_clone_every_flagged_pair_in_one_alert_and_2845fe8_is_code(shared_clone_wh):
+    with _open(shared_clone_wh) as con:
         assert_each_flagged_pair_in_one_alert(con)
         rows = con.execute(
             "select a.cause, a.suspects, a.kernel_names, a.cause_evidence from alerts a "
@@ -204,11 +230,49 @@ def test_shared_clone_every_flagged_pair_in_one_alert_and_2845fe8_is_code(tmp_pa
         causes = {r[0] for r in con.execute("select cause from alerts where axis = 'commit'").fetchall()}
     assert len(rows) == 1
     cause, suspects, kernels, evidence = rows[0]
-    assert cause == "code" and kernels == ["fused_linear_cross_entropy"]
+    # fused_linear_cpo_loss's excursion in that same range joins the alert (one alert per range): mixed,
+    # 2845fe8 the only suspect, for fused_linear_cross_entropy
+    assert cause == "mixed" and kernels == ["fused_linear_cpo_loss", "fused_linear_cross_entropy"]
     assert len(suspects) == 1 and suspects[0].startswith("2845fe83")
-    assert evidence.startswith("code: 2845fe8 touches the source of fused_linear_cross_entropy")
+    assert evidence.startswith("mixed: code for fused_linear_cross_entropy (suspects 2845fe8); environment for ")
     assert changed == [(True,)]
     assert "environment" in causes and "unknown" not in causes  # the clone knows every range here
+
+
+def test_shared_clone_a_benchmark_script_change_is_harness_not_environment(shared_clone_wh):
+    """1ea9175 "fix(benchmark): move chunked loss module init out of measurements" (#643) rewrote only the
+    chunked losses' benchmark scripts: the v0.6.1 memory step of dpo_loss, cpo and simpo is `harness`."""
+    with _open(shared_clone_wh) as con:
+        step = con.execute(
+            "select cause, kernel_names, harness_suspects, suspects, line from alerts where gpu_name = $g "
+            "and from_label = '5e8f12b' and to_label = '7705dcc' and direction = 'regression'",
+            {"g": H100},
+        ).fetchall()
+        flagged = con.execute(
+            "select kernel_name, harness_changed, kernel_changed from commit_regressions "
+            "where to_short_commit = '7705dcc' and alert_id = $a order by 1",
+            {
+                "a": con.execute("select alert_id from alerts where line like '5e8f12b..7705dcc%hungrier%'").fetchone()[
+                    0
+                ]
+            },
+        ).fetchall()
+        mixed = con.execute(
+            "select cause_evidence from alerts where from_label = '5e8f12b' and to_label = '7705dcc' "
+            "and direction = 'improvement'"
+        ).fetchone()
+        flce = con.execute(
+            "select cause_evidence from alerts where to_label = '2845fe8' and direction = 'regression'"
+        ).fetchone()
+    [(cause, kernels, harness, suspects, line)] = step
+    assert cause == "harness" and suspects == [] and [h[:7] for h in harness] == ["1ea9175"]
+    assert kernels == ["dpo_loss", "fused_linear_cpo_loss", "fused_linear_simpo_loss"]
+    assert "harness: 1ea9175 (benchmark_cpo_loss.py; benchmark_dpo_loss.py; benchmark_simpo_loss.py)" in line
+    assert flagged and all(h is True and k is False for _, h, k in flagged)
+    # the same range's improvements: layer_norm's source changed, the losses' harness did
+    assert mixed[0].startswith("mixed: code for layer_norm (suspects ") and "; harness for dpo_loss" in mixed[0]
+    # 2845fe8 changed the kernel and its script: code for it, and the line says the harness changed too
+    assert "harness changed too: 2845fe8 (benchmark_fused_linear_cross_entropy.py)" in flce[0]
 
 
 def _gh_pages_upto(dest: Path, last: str) -> Path:

@@ -2,7 +2,7 @@
 name: alert_groups
 kind: VIEW
 grain: [alert_id]
-depends_on: [alert_kernels, alert_members, alert_suspects, commit_change, commit_ranges, series_steps, verdicts]
+depends_on: [alert_harness, alert_kernels, alert_member_status, alert_members, alert_suspects, commit_change, commit_ranges, series_steps, verdicts]
 */
 -- alert_groups: one row per alert (alert_members grouped by alert_id), with its cause, the evidence
 -- for it and its status as the data alone says it (`alerts` adds what people said: acknowledged).
@@ -10,11 +10,16 @@ depends_on: [alert_kernels, alert_members, alert_suspects, commit_change, commit
 --   sweeps, kernels, kernel_names, metrics   distinct flagged sweeps, kernels, metrics ('step' pairs)
 --   worst_ratio       the largest ratio of a regression, the smallest of an improvement
 --   median_ratio      median over the alert's 'step' pairs
--- cause (the rule; alert_kernels.kernel_changed per kernel, the touches_kernel rule):
---   code         every flagged kernel has a commit in range touching its source
---   environment  none has
---   mixed        some have
+-- cause (the rule; alert_kernels.cause per kernel: code when a commit in range touches its source
+-- (touches_kernel), else harness when one changes how it is measured (touches_harness), else
+-- environment):
+--   code         every flagged kernel's is code
+--   harness      every flagged kernel's is harness
+--   environment  every flagged kernel's is environment
+--   mixed        they differ; cause_evidence names which kernels fall under which
 --   unknown      a kernel's commits are not known (no clone; the version axis)
+--   harness_suspects / harness_text  commits changing a flagged kernel's harness, and what they
+--                changed ('c2f4c02 (benchmark_dyt.py, utils.py:run_speed_benchmark)')
 -- evidence:
 --   launch_bound_sweeps  speed sweeps whose liger p50 at the `to` step is short and flat across x
 --                        (the is_launch_bound rule, pipeline/outputs/report/launch.py: median
@@ -25,11 +30,16 @@ depends_on: [alert_kernels, alert_members, alert_suspects, commit_change, commit
 --                        within the pair's noise of this one) at another pair outside the alert on
 --                        code known unchanged (no commit in its range touches the kernel): a
 --                        sweep flipping between two levels; seen_at names those pairs' `to` commits
--- status (before acknowledgement):
---   transient    a one-step excursion (kind 'transient')
---   recovered    a later pair beyond noise the other way takes back more than half of its sweeps;
---                recovered_at is the step where that majority is reached
+-- status (before acknowledgement), from its members' own (alert_member_status):
+--   transient    every member is a pair of a one-step excursion (kind 'transient')
+--   recovered    a later pair beyond noise the other way takes back more than half of its sweeps
+--                (an excursion's sweeps are taken back by their second pair); recovered_at is the
+--                step where that majority is reached
+--   redefined    otherwise, when every step member not taken back is 'redefined': its sweep ends
+--                where its kernel's series were redefined (series_lineage), so it can never
+--                recover; redefined_text names where and by which harness commit
 --   open         otherwise
+-- kind: 'transient' when every member is an excursion's pair, else 'step'
 with steps as (
     select * from alert_members where role = 'step'
 ),
@@ -40,7 +50,7 @@ ranged as (
         any_value(axis) as axis,
         any_value(gpu_name) as gpu_name,
         any_value(direction) as direction,
-        any_value(kind) as kind,
+        case when bool_and(kind = 'transient') then 'transient' else 'step' end as kind,
         min(anchor_from_order) as from_order,
         max(anchor_to_order) as to_order,
         -- an order names one commit (or version), so these take no side of a tie
@@ -84,7 +94,11 @@ kernel_change as (
         count(*) as kernels_judged,
         count(case when kernel_changed then 1 end) as kernels_changed,
         count(case when kernel_changed is null then 1 end) as kernels_unknown,
-        list_sort(list_distinct(list(case when kernel_changed then kernel_name end))) as changed_kernels
+        list_sort(list_distinct(list(case when kernel_changed then kernel_name end))) as changed_kernels,
+        count(case when cause = 'harness' then 1 end) as kernels_harness,
+        list_sort(list_distinct(list(case when cause = 'harness' then kernel_name end))) as harness_kernels,
+        list_sort(list_distinct(list(case when cause = 'environment' then kernel_name end)))
+            as environment_kernels
     from alert_kernels
     group by alert_id
 ),
@@ -95,6 +109,31 @@ suspect_list as (
         list_sort(list("commit")) as suspects,
         array_to_string(list_sort(list(short_commit)), ', ') as suspect_text
     from alert_suspects
+    group by alert_id
+),
+
+harness_list as (
+    select
+        alert_id,
+        list_sort(list("commit")) as harness_suspects,
+        array_to_string(list_sort(list(
+            short_commit || ' (' || harness_files || ')'
+        )), '; ') as harness_text
+    from alert_harness
+    group by alert_id
+),
+
+member_states as (
+    select
+        alert_id,
+        count(case when member_status = 'persisting' then 1 end) as persisting_pairs,
+        count(case when member_status = 'redefined' then 1 end) as redefined_pairs,
+        array_to_string(list_sort(list_distinct(list(
+            case when member_status = 'redefined'
+                then redefined_at || ' (' || coalesce(redefined_by, 'no commit in range changes its harness') || ')'
+            end
+        ))), '; ') as redefined_text
+    from alert_member_status
     group by alert_id
 ),
 
@@ -305,8 +344,13 @@ judged as (
         sweep_rows.references_moved,
         kernel_change.kernels_changed,
         kernel_change.changed_kernels,
+        kernel_change.kernels_harness,
+        kernel_change.harness_kernels,
+        kernel_change.environment_kernels,
         coalesce(suspect_list.suspects, cast([] as varchar[])) as suspects,
         suspect_list.suspect_text,
+        coalesce(harness_list.harness_suspects, cast([] as varchar[])) as harness_suspects,
+        harness_list.harness_text,
         coalesce(launch_counts.launch_bound_pairs, 0) as launch_bound_sweeps,
         coalesce(bimodal.bimodal_sweeps, 0) as bimodal_sweeps,
         coalesce(bimodal.bimodal_seen_at, cast([] as varchar[])) as bimodal_seen_at,
@@ -314,21 +358,27 @@ judged as (
         case
             when kernel_change.kernels_unknown > 0 or kernel_change.kernels_judged is null then 'unknown'
             when kernel_change.kernels_changed = kernel_change.kernels_judged then 'code'
-            when kernel_change.kernels_changed = 0 then 'environment'
+            when kernel_change.kernels_harness = kernel_change.kernels_judged then 'harness'
+            when kernel_change.kernels_changed + kernel_change.kernels_harness = 0 then 'environment'
             else 'mixed'
         end as cause,
         case
             when labelled.kind = 'transient' then 'transient'
             when recovered_label.recovered_at is not null then 'recovered'
+            when member_states.redefined_pairs > 0 and member_states.persisting_pairs = 0 then 'redefined'
             else 'open'
-        end as data_status
+        end as data_status,
+        coalesce(member_states.redefined_pairs, 0) as redefined_pairs,
+        member_states.redefined_text
     from labelled
     inner join sweep_rows on sweep_rows.alert_id = labelled.alert_id
     left join kernel_change on kernel_change.alert_id = labelled.alert_id
     left join suspect_list on suspect_list.alert_id = labelled.alert_id
+    left join harness_list on harness_list.alert_id = labelled.alert_id
     left join launch_counts on launch_counts.alert_id = labelled.alert_id
     left join bimodal on bimodal.alert_id = labelled.alert_id
     left join recovered_label on recovered_label.alert_id = labelled.alert_id
+    left join member_states on member_states.alert_id = labelled.alert_id
 )
 
 select
@@ -355,6 +405,8 @@ select
     suspects,
     kernels_changed,
     changed_kernels,
+    harness_suspects,
+    harness_kernels,
     launch_bound_sweeps,
     cast(launch_bound_sweeps as double) / step_pairs as launch_bound_share,
     references_measured,
@@ -363,17 +415,29 @@ select
     bimodal_seen_at,
     data_status,
     recovered_at,
+    redefined_pairs,
+    redefined_text,
     members_digest,
     case
         when cause = 'code'
             then 'code: ' || suspect_text || ' touch' || case when len(suspects) = 1 then 'es' else '' end
             || ' the source of ' || array_to_string(changed_kernels, ', ')
+        when cause = 'harness'
+            then 'harness: ' || harness_text || ' change' || case when len(harness_suspects) = 1 then 's' else '' end
+            || ' how ' || array_to_string(harness_kernels, ', ') || ' ' || case when kernels = 1 then 'is' else 'are' end
+            || ' measured; no commit in range touches the source'
         when cause = 'mixed'
-            then 'mixed: commits in range touch ' || cast(kernels_changed as varchar) || ' of '
-            || cast(kernels as varchar) || ' kernels (' || array_to_string(changed_kernels, ', ')
-            || '; suspects ' || suspect_text || '), not the others'
+            then 'mixed: '
+            || concat_ws('; ',
+                case when kernels_changed > 0 then 'code for ' || array_to_string(changed_kernels, ', ')
+                    || ' (suspects ' || suspect_text || ')' end,
+                case when kernels_harness > 0 then 'harness for ' || array_to_string(harness_kernels, ', ')
+                    || ' (' || harness_text || ')' end,
+                case when len(environment_kernels) > 0
+                    then 'environment for ' || array_to_string(environment_kernels, ', ') end
+            )
         when cause = 'environment'
-            then 'environment: no commit in range touches these kernels'
+            then 'environment: no commit in range touches these kernels or their harness'
         when axis = 'version'
             then 'unknown: a version pair, no commit known'
         else 'unknown: no clone, so the commits in range are not known'
@@ -394,6 +458,11 @@ select
     || case
         when bimodal_sweeps > 0
             then '; bimodal, seen at ' || array_to_string(bimodal_seen_at, ', ')
+        else ''
+    end
+    || case
+        when cause in ('code', 'mixed') and kernels_harness = 0 and len(harness_suspects) > 0
+            then '; harness changed too: ' || harness_text
         else ''
     end
     || case when cause <> 'code' then '; toolchain (driver, CUDA, torch, Triton) not recorded' else '' end

@@ -16,12 +16,14 @@ depends_on: [verdicts]
 --   anchor_from_order / anchor_to_order   the range the pair is grouped by (its own, or for a
 --               'taken back' pair the first pair's); anchor_from / anchor_to: its ends, full commits
 --               (the short label where no clone resolved one) or versions
--- kind        'transient' for the pairs of a one-step excursion (verdict transient), else 'step':
---              an excursion is its own alert, never grouped with a step that stays
--- Grouping: per axis, GPU, direction and kind, pairs ordered by their anchor range; a pair whose range
+-- kind        'transient' for the pairs of a one-step excursion (verdict transient), else 'step'
+-- Grouping: per axis, GPU and direction, pairs ordered by their anchor range; a pair whose range
 -- (from, to] overlaps the ranges before it (from < the largest `to` so far) joins their alert,
--- else it opens the next one.
--- alert_id: 'A-' and 12 hex digits of md5(axis, GPU, direction, kind, the group's first range as full
+-- else it opens the next one. Excursions and steps of one range are one alert (issue 54: the
+-- 5057ca8..e6f84b8 improvement was a transient alert of 13 kernels beside an open one of 6); each
+-- member keeps its own status (alert_member_status), the alert's follows from them (alert_groups).
+-- So no two alerts share axis, GPU, direction and an overlapping range.
+-- alert_id: 'A-' and 12 hex digits of md5(axis, GPU, direction, the group's first range as full
 -- commits or versions): content, not a counter, so every rebuild gives the same id. A new pair
 -- with a range before the group's first (a sweep skipping snapshots) gives the group a new id.
 with chained as (
@@ -143,7 +145,7 @@ opened as (
         anchored.*,
         case
             when anchor_from_order < max(anchor_to_order) over (
-                partition by axis, gpu_name, alert_direction, kind
+                partition by axis, gpu_name, alert_direction
                 order by anchor_from_order, anchor_to_order, kernel_name, kernel_provider,
                     kernel_operation_mode, metric_name, x_name, extra_config, to_step_rank
                 rows between unbounded preceding and 1 preceding
@@ -157,7 +159,7 @@ grouped as (
     select
         opened.*,
         sum(opens_alert) over (
-            partition by axis, gpu_name, alert_direction, kind
+            partition by axis, gpu_name, alert_direction
             order by anchor_from_order, anchor_to_order, kernel_name, kernel_provider,
                 kernel_operation_mode, metric_name, x_name, extra_config, to_step_rank
             rows between unbounded preceding and current row
@@ -167,7 +169,7 @@ grouped as (
 
 first_range as (
     -- exactly one pair opens each alert: the first in the order above
-    select axis, gpu_name, alert_direction, kind, alert_number, anchor_from as first_from, anchor_to as first_to
+    select axis, gpu_name, alert_direction, alert_number, anchor_from as first_from, anchor_to as first_to
     from grouped
     where opens_alert = 1
 )
@@ -175,7 +177,7 @@ first_range as (
 select
     'A-' || substr(md5(
         grouped.axis || '|' || grouped.gpu_name || '|' || grouped.alert_direction || '|'
-        || grouped.kind || '|' || first_range.first_from || '|' || first_range.first_to
+        || first_range.first_from || '|' || first_range.first_to
     ), 1, 12) as alert_id,
     grouped.axis,
     grouped.gpu_name,
@@ -215,5 +217,4 @@ inner join first_range
     on first_range.axis = grouped.axis
     and first_range.gpu_name = grouped.gpu_name
     and first_range.alert_direction = grouped.alert_direction
-    and first_range.kind = grouped.kind
     and first_range.alert_number = grouped.alert_number

@@ -2,7 +2,7 @@
 name: alert_range_commits
 kind: VIEW
 grain: [alert_id, kernel_name]
-depends_on: [alert_members, commit_range_changes, commit_ranges]
+depends_on: [alert_members, commit_harness, commit_range_changes, commit_ranges]
 */
 -- alert_range_commits: one row per alert, flagged kernel and range of that kernel's flagged pairs
 -- (from_order, to_order] on the commit axis, with whether its commits are known, and one row per
@@ -11,6 +11,8 @@ depends_on: [alert_members, commit_range_changes, commit_ranges]
 --                  commit_ranges.kernel_unknown_through does not grow over the range)
 --   touches        the commit changes this kernel's source: commit_change.touches_kernel_of, the
 --                  one rule (pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
+--   harness        the commit changes how this kernel is measured (commit_change.touches_harness_of,
+--                  history.paths.touches_harness); harness_files names what (benchmark_dyt.py, utils.py:f)
 -- Version-axis alerts have no commits: commits_known false.
 -- Only the ranges of the alert's 'step' pairs: an excursion is judged on the step into it (the
 -- alert's range), not on the pair that takes it back. With upstream's full gh-pages history,
@@ -45,9 +47,15 @@ select distinct
     commit_range_changes.committed_at,
     commit_range_changes.subject,
     coalesce(list_contains(commit_range_changes.touches_kernel_of, member_ranges.kernel_name), false)
-        as touches
+        as touches,
+    coalesce(list_contains(commit_range_changes.touches_harness_of, member_ranges.kernel_name), false)
+        as harness,
+    commit_harness.harness_files
 from member_ranges
 left join commit_range_changes
     on member_ranges.commits_known
     and commit_range_changes.range_order > member_ranges.from_order
     and commit_range_changes.range_order <= member_ranges.to_order
+left join commit_harness
+    on commit_harness."commit" = commit_range_changes."commit"
+    and commit_harness.kernel_name = member_ranges.kernel_name

@@ -10,13 +10,16 @@ depends_on: [commit_change, commit_ranges]
 -- from_order < range_order <= to_order, compared as numbers, never as commit text.
 --   touches_kernel_of  the measured kernels whose source the commit changes (the one rule:
 --                      pipeline.ingest.gh_pages.touches_kernel, docs/commits.md)
+--   touches_harness_of the measured kernels whose harness the commit changes: their benchmark script,
+--                      or a definition of a shared harness module it uses (history.paths.touches_harness)
 -- Without a clone commit_change is empty, and so is this view.
 select
     commit_ranges.commit_order as range_order,
     commit_change."commit",
     commit_change.committed_at,
     commit_change.subject,
-    commit_change.touches_kernel_of
+    commit_change.touches_kernel_of,
+    commit_change.touches_harness_of
 from commit_change
 inner join commit_ranges
     on commit_ranges."commit" = commit_change.to_commit

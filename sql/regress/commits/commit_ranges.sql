@@ -15,6 +15,9 @@ depends_on: [benchmark_commit]
 --                           unknown): 0 between a and b means no commit in (a, b] touched the
 --                           kernels, so b re-ran a's code (a re-run, a unit of noise);
 --   kernel_unknown_through  running count of benchmarked commits whose kernel_changed is unknown.
+--   harness_changes_through running count of benchmarked commits whose range changes the benchmark
+--                           harness (harness_changed true or unknown): a range with no kernel
+--                           change but a harness change measures differently, so it is no re-run
 select
     commit_order,
     "commit",
@@ -26,7 +29,9 @@ select
     sum(case when kernel_changed = false then 0 else 1 end) over commit_sequence
         as kernel_changes_through,
     sum(case when kernel_changed is null then 1 else 0 end) over commit_sequence
-        as kernel_unknown_through
+        as kernel_unknown_through,
+    sum(case when harness_changed = false then 0 else 1 end) over commit_sequence
+        as harness_changes_through
 from benchmark_commit
 where commit_order is not null
 window commit_sequence as (

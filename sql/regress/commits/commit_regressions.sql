@@ -19,6 +19,9 @@ depends_on: [alert_members, commit_range_changes, commit_ranges, verdicts]
 --                              one rule, commit_range_changes.touches_kernel_of); false where
 --                              source_changed is false, NULL where it is unknown, and
 --                              source_changed where the range's commits are not listed
+--   harness_changed            per kernel: whether any of them changes how THIS kernel is measured
+--                              (its benchmark script, or a shared harness definition it uses:
+--                              commit_range_changes.touches_harness_of); NULL where unknown
 --   ratio, reference_ratio, normalized_ratio  geomeans over the shared x points
 --   threshold, threshold_source, min_detectable_change  the measured noise it was judged by
 --   alert_id                   the alert (alert_members) of a flagged row (regression, improvement,
@@ -34,7 +37,9 @@ kernel_touched as (
         ranges.from_step_rank,
         ranges.to_step_rank,
         bool_or(coalesce(list_contains(commit_range_changes.touches_kernel_of, ranges.kernel_name), false))
-            as touched
+            as touched,
+        bool_or(coalesce(list_contains(commit_range_changes.touches_harness_of, ranges.kernel_name), false))
+            as harness_touched
     from (select distinct kernel_name, from_step_rank, to_step_rank from sweep_rows) as ranges
     inner join commit_range_changes
         on commit_range_changes.range_order > ranges.from_step_rank
@@ -76,6 +81,12 @@ select
         when range_to.kernel_changes_through = range_from.kernel_changes_through then false
         else coalesce(kernel_touched.touched, true)
     end as kernel_changed,
+    case
+        when range_to.kernel_unknown_through is null or range_from.kernel_unknown_through is null
+            or range_to.kernel_unknown_through > range_from.kernel_unknown_through
+            then cast(null as boolean)
+        else coalesce(kernel_touched.harness_touched, false)
+    end as harness_changed,
     verdicts.from_runs,
     verdicts.to_runs,
     verdicts.from_spread,

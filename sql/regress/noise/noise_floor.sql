@@ -12,7 +12,9 @@ depends_on: [commit_ranges, regression_settings, series_steps, step_changes]
 --                     ln(p50_max / p50_min) of each point;
 --   'no kernel change' two consecutive snapshots of a sweep with no commit touching
 --                     src/liger_kernel/ between them (benchmark_commit.kernel_changed = false
---                     for every benchmarked commit in the range): |ln ratio| of each point;
+--                     for every benchmarked commit in the range), nor changing the benchmark
+--                     harness (harness_changed = false; a new script measures differently,
+--                     issue 54): |ln ratio| of each point;
 --   'same version'    a version measured more than once in the CSVs when none of its runs has a
 --                     known benchmarked commit (runs of one version at different commits are
 --                     not re-runs: the code changed between them).
@@ -74,6 +76,7 @@ with rerun_moves as (
         on range_to.commit_order = step_changes.to_step_rank
     where step_changes.axis = 'commit'
         and range_to.kernel_changes_through = range_from.kernel_changes_through
+        and range_to.harness_changes_through = range_from.harness_changes_through
 ),
 
 bucketed as (
