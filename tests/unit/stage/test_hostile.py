@@ -196,8 +196,6 @@ ALLOWED_INTERPOLATIONS = {
     },
     # the alerts view: our own sql/regress/alerts/alerts.sql
     "pipeline/regress/alert_state.py": {"model.name", "model.sql"},
-    # the freshness settings table: the module's own constant name (values bound)
-    "pipeline/regress/settings.py": {"FRESHNESS_TABLE"},
     # the gate: the module's own column list and a base's predicate (one of two constants, value bound as $base)
     "pipeline/outputs/gate/base.py": {"base.where", "FACT_COLUMNS"},
     "pipeline/outputs/gate/candidate.py": {"FACT_COLUMNS"},
@@ -296,7 +294,7 @@ ALLOWED_INTERPOLATIONS = {
         "_STAGED_ROW_TEXT",
         "RAW_PREVIEW_CHARS",
     },
-    "pipeline/regress/settings.py": {"SETTINGS_TABLE", "columns", "placeholders"},
+    "pipeline/regress/settings.py": {"SETTINGS_TABLE", "columns", "placeholders", "FRESHNESS_TABLE"},
 }
 
 
