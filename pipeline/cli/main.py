@@ -1,0 +1,103 @@
+"""`liger-bench`, the console script (pyproject.toml `[project.scripts]`): the one parser
+(pipeline/cli/parser.py), then the subcommand's own module, imported only when it runs.
+
+Exit codes are the table of docs/cli.md: 0 ok, 1 a finding, 2 bad input or usage; a bad setting
+(`LIGER_*`) is bad input, said in one line before any work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.cli.parser import parse
+from pipeline.config import SettingsError
+
+NO_QUEUE = "no bisect queue support in this build"
+
+
+def _bisect(ns: argparse.Namespace) -> int:
+    if ns.step == "queue":
+        try:
+            from pipeline.bisect.queue import drain  # type: ignore[import-not-found]
+        except ImportError:
+            print(f"liger-bench bisect queue: {NO_QUEUE}", file=sys.stderr)
+            return 2
+        return int(drain() or 0)
+    from pipeline.cli import bisect
+
+    return bisect.run(ns)
+
+
+def _bench(ns: argparse.Namespace) -> int:
+    """`make bench`'s four benchmarks, in its order; the first that fails ends it with its status."""
+    try:
+        from bench import deep, regression_detection, shipped
+        from bench import run as runs
+    except ImportError:  # an installed wheel carries pipeline/ only: the benchmarks live in the checkout
+        print("liger-bench bench: the benchmarks need the project's checkout (bench/)", file=sys.stderr)
+        return 2
+    for bench_main in (shipped.main, runs.main, deep.main):
+        code = bench_main([])
+        if code:
+            return code
+    regression_detection.main([])
+    return 0
+
+
+def _dispatch(ns: argparse.Namespace) -> int:
+    command = ns.command
+    if command == "run":
+        from pipeline.cli import run
+
+        return run.main()
+    if command == "sql":
+        from pipeline.cli import sql_shell
+
+        return sql_shell.run_shell(ns)
+    if command == "compare":
+        from pipeline.cli import compare
+
+        return compare.run(ns)
+    if command == "gate":
+        from pipeline.cli import gate
+
+        return gate.run(ns)
+    if command == "ack":
+        from pipeline.cli import ack
+
+        return ack.run(ns)
+    if command == "bisect":
+        return _bisect(ns)
+    if command == "site":
+        from pipeline.outputs.site import publish_site
+
+        return publish_site(ns.db, ns.out)
+    if command == "export-kernelindex":
+        from pipeline.cli import export
+
+        return export.run(ns)
+    return _bench(ns)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = parse(argv)
+    try:
+        return _dispatch(ns)
+    except SettingsError as exc:
+        print(f"liger-bench {ns.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def entry() -> None:
+    """The console script. `run` ends as `make run` does, without the interpreter's teardown."""
+    code = main()
+    if len(sys.argv) > 1 and sys.argv[1] == "run":
+        from pipeline.cli.run import exit_without_teardown
+
+        exit_without_teardown(code)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    entry()
