@@ -64,12 +64,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`liger-bench ack ALERT NOTE`: 2 for an empty note or an alert the warehouse does not have."""
+    """`liger-bench ack ALERT NOTE`: 2 for an empty note, no warehouse, or an alert it does not have."""
     if not args.note.strip():
         print("ack: the note must say why (liger-bench ack ALERT NOTE; make ack NOTE=…)", file=sys.stderr)
         return 2
     settings = load()
     wh = Warehouse(settings.warehouse, settings.local)
+    if not wh.duckdb_path.exists():
+        print(f"ack: no warehouse at {wh.duckdb_path}; run `liger-bench run` (or `make run`) first", file=sys.stderr)
+        return 2
     try:
         acknowledge(wh, args.alert_id, args.note)
     except KeyError as exc:

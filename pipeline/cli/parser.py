@@ -123,7 +123,7 @@ def _run_sql_compare(subs) -> None:
     _sub(subs, "run", "materialize every asset headless on data_raw/ and print a summary", f"{PROG} run")
     sql = _sub(subs, "sql", "SQL over liger.duckdb, read-only: a prompt, -c QUERY, or statements on stdin",
                f"{PROG} sql -c 'select kernel_name, count(*) from measurements group by 1'")  # fmt: skip
-    sql.add_argument("-c", "--command", help="run this SQL and exit (status 1 if it fails)")
+    sql.add_argument("-c", "--command", dest="query", help="run this SQL and exit (status 1 if it fails)")
     sql.add_argument("--db", default=None, help="the liger.duckdb to open (default: the warehouse's)")
     sql.add_argument("--mode", choices=("box", "line"), default="box")
     sql.add_argument("--maxwidth", type=int, default=None, help="widest column in box mode (0: none)")
@@ -159,7 +159,7 @@ def build() -> Parser:
         epilog=f"example:\n  {PROG} gate all_benchmark_data.csv --base auto\n\n{EXIT_TABLE}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    subs = ap.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
+    subs = ap.add_subparsers(dest="subcommand", metavar="COMMAND", required=True, parser_class=Parser)
     for add in (_run_sql_compare, _gate, _ack, _bisect, _outputs):  # the order `--help` lists them in
         add(subs)
     return ap

@@ -176,9 +176,9 @@ def run_shell(args: argparse.Namespace) -> int:
         con = lock_down(duck.connect(args.db, read_only=True, remote_root=warehouse_uri()))
     except duckdb.Error as exc:
         print(f"error: {exc} (run `make run` first?)", file=sys.stderr)
-        return 1
-    if args.command:
-        return 0 if run(con, args.command, display) else 1
+        return 2  # no warehouse to query: bad input, not a failed statement
+    if args.query:
+        return 0 if run(con, args.query, display) else 1
     interactive = sys.stdin.isatty()
     if interactive:
         try:

@@ -117,3 +117,21 @@ def test_bisect_queue_exists_and_says_when_this_build_has_no_queue():
         assert (
             proc.returncode == 2 and proc.stderr == "liger-bench bisect queue: no bisect queue support in this build\n"
         )
+
+
+def test_each_subcommand_runs_its_own_code_and_no_warehouse_is_bad_input(tmp_path):
+    """Without a warehouse each command says so in its own words, exit 2 (`sql -c` once ran `bench`:
+    its -c/--command took the subcommand's place)."""
+    says = {
+        ("sql", "-c", "select 1"): "database does not exist",
+        ("compare", "0.6.5", "0.7.0"): "compare: nothing published",
+        ("ack", "some-alert", "why"): "ack: no warehouse at",
+        ("site",): "site: ",
+        ("export-kernelindex", str(tmp_path / "out")): "no warehouse at",
+        ("gate", str(REPO / "data_raw" / "liger_gh_pages" / "benchmarks" / "0a62700" / "benchmark.csv"), "--base",
+         "0a62700", "--out", str(tmp_path / "gate")): "gate: bad input: no warehouse",
+    }  # fmt: skip
+    for args, text in says.items():
+        proc = cli(*args, LIGER_WAREHOUSE=str(tmp_path / "none"))
+        assert proc.returncode == 2 and text in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "out").exists()
