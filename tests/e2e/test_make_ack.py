@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.serve.alert_state import by_id, read_state
+from pipeline.regress.alert_state import by_id, read_state
 
 REPO = Path(__file__).resolve().parents[2]
 LIGER_BENCH = Path(sys.executable).parent / "liger-bench"
