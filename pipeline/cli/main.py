@@ -15,22 +15,6 @@ import sys
 from pipeline.cli.parser import parse
 from pipeline.config import SettingsError
 
-NO_QUEUE = "no bisect queue support in this build"
-
-
-def _bisect(ns: argparse.Namespace) -> int:
-    if ns.step == "queue":
-        try:
-            from pipeline.bisect.queue import drain  # type: ignore[import-not-found]
-        except ImportError:
-            print(f"liger-bench bisect queue: {NO_QUEUE}", file=sys.stderr)
-            return 2
-        return int(drain() or 0)
-    from pipeline.cli import bisect
-
-    return bisect.run(ns)
-
-
 BENCHMARKS = ("bench.shipped", "bench.run", "bench.deep", "bench.regression_detection")
 
 
@@ -70,7 +54,9 @@ def _dispatch(ns: argparse.Namespace) -> int:
 
         return ack.run(ns)
     if command == "bisect":
-        return _bisect(ns)
+        from pipeline.cli import bisect
+
+        return bisect.run(ns)
     if command == "site":
         from pipeline.outputs.site import publish_site
 

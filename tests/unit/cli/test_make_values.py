@@ -43,7 +43,7 @@ BISECT = {
     "RUNS": "--runs",
     "MAX_RUNS": "--max-runs",
     "CONFIRM": "--confirm",
-    "THRESHOLD": "--threshold",
+    "MIN_EFFECT": "--min-effect",
     "NARROW": "--narrow",
 }
 TARGETS["bisect"] = (
