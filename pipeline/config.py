@@ -237,6 +237,40 @@ def object_store() -> ObjectStore:
     return ObjectStore()
 
 
+class GitHubActions(BaseSettings):
+    """What a GitHub Actions job sets for its steps (the gate appends its comment to the job summary)."""
+
+    model_config = SettingsConfigDict(env_prefix="GITHUB_", extra="ignore")
+
+    step_summary: str = Field("", description="the job summary file a step appends Markdown to (blank: none)")
+
+
+def github_step_summary() -> Path | None:
+    value = GitHubActions().step_summary
+    return Path(value) if value else None
+
+
+def child_env(drop: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
+    """The environment a child process (git, the harness, a run of our own) inherits: this process's,
+    less ``drop``, plus ``extra``. Read here so that the rest of pipeline/ never touches os.environ."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+def default_env(**values: str) -> None:
+    """Set variables that libraries read from the environment themselves (PySpark's), unless set."""
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+
+
+def rehash_from_now_on() -> None:
+    """``LIGER_REHASH=1`` for the rest of this process: a bisect's ingest run must read the bisect
+    folder, which the run's nothing-new test does not look at. Set in the environment because every
+    part of the run reads the settings from there (`load`)."""
+    os.environ["LIGER_REHASH"] = "1"
+
+
 # Shorthands for the settings most modules need.
 def data_raw_dir() -> Path:
     return Path(os.path.realpath(load().data_raw))  # a symlink loop reaches discovery, which names it

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
 from pipeline.common.files import write_atomic
-from pipeline.config import Settings, load
+from pipeline.config import Settings, child_env, load
 from pipeline.outputs.alerts.messages import slack_text
 from pipeline.outputs.alerts.webhook import Deadline, post
 
@@ -257,8 +257,8 @@ def deliver(path: Path, settings: Settings) -> bool:
 def ingest(settings: Settings) -> bool:
     """One warehouse run over the bisect folder, in a process of its own (it takes the run lock),
     forced past 'nothing new' as `make bisect-ingest` is."""
-    env = os.environ | {"LIGER_REHASH": "1", "LIGER_WAREHOUSE": settings.warehouse}
-    env |= {"LIGER_DATA_RAW": str(settings.data_raw), "LIGER_GIT_REPO": settings.git_repo}
+    env = child_env(LIGER_REHASH="1", LIGER_WAREHOUSE=settings.warehouse, LIGER_DATA_RAW=str(settings.data_raw),
+                    LIGER_GIT_REPO=settings.git_repo)  # fmt: skip
     return subprocess.run([sys.executable, "-m", "pipeline.cli.run"], env=env, stdin=subprocess.DEVNULL).returncode == 0
 
 

@@ -28,7 +28,7 @@ def acknowledge(wh: Warehouse, alert_id: str, note: str) -> dict:
         ).fetchone()
     if found is None:
         raise KeyError(
-            f"no alert {alert_id!r} in {wh.duckdb_path} (see: make sql Q='select alert_id, line from alerts')"
+            f"no alert {alert_id!r} in {wh.duckdb_path} (see: liger-bench sql -c 'select alert_id, line from alerts')"
         )
     # merged by alert into the acknowledgement's columns: a run delivering meanwhile keeps its own
     row = record_ack(wh.root_uri, alert_id, found[0], note)
@@ -58,20 +58,26 @@ def refresh_duckdb_state(wh: Warehouse) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="make ack", description=__doc__)
-    parser.add_argument("alert_id")
-    parser.add_argument("note")
-    args = parser.parse_args(argv)
+    from pipeline.cli.parser import parse
+
+    return run(parse(["ack", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def run(args: argparse.Namespace) -> int:
+    """`liger-bench ack ALERT NOTE`: 2 for an empty note, no warehouse, or an alert it does not have."""
     if not args.note.strip():
-        print('make ack: NOTE must say why (NOTE="…")', file=sys.stderr)
+        print("ack: the note must say why (liger-bench ack ALERT NOTE; make ack NOTE=…)", file=sys.stderr)
         return 2
     settings = load()
     wh = Warehouse(settings.warehouse, settings.local)
+    if not wh.duckdb_path.exists():
+        print(f"ack: no warehouse at {wh.duckdb_path}; run `liger-bench run` (or `make run`) first", file=sys.stderr)
+        return 2
     try:
-        acknowledge(wh, args.alert_id, args.note.strip())
+        acknowledge(wh, args.alert_id, args.note)
     except KeyError as exc:
         print(exc.args[0], file=sys.stderr)
-        return 1
+        return 2
     done = sync_and_notify(
         wh.duckdb_path,
         wh.root_uri,
@@ -80,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.alert_timeout_s,
         deadline_s=settings.alert_deadline_s,
     )
-    print(f"acknowledged {args.alert_id}: {args.note.strip()} ({done.summary()})")
+    print(f"acknowledged {args.alert_id}: {args.note} ({done.summary()})")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""`make bisect` / `make bisect-plan` / `make bisect-ingest` (docs/bisect.md).
+"""`liger-bench bisect plan|run|ingest|queue` (`make bisect`, `bisect-plan`, `bisect-ingest`, `bisect-queue`;
+docs/bisect.md).
 
   plan    the plan JSON only (warehouse side: candidates, noise), for a GPU host to run later
   run     plan, then the stdlib runner (``python -I pipeline/bisect/runner.py``) into
@@ -11,13 +12,15 @@ The clone is LIGER_GIT_REPO; the harness interpreter LIGER_BENCH_PYTHON (default
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
-from pipeline.config import GIT_REPO_ENV, load
+from pipeline.config import GIT_REPO_ENV, SettingsError, load, rehash_from_now_on
+from pipeline.history.git import GitError
 
 
 def _flag(text: str | None) -> bool:
@@ -28,8 +31,8 @@ def options(ns: argparse.Namespace) -> BisectOptions:
     return BisectOptions(
         kernel=ns.kernel or "", from_rev=ns.from_rev or "", to_rev=ns.to_rev or "", alert=ns.alert or "",
         **{"pass": ns.pass_ or ""}, metric=ns.metric or "", config=ns.config or "",
-        providers=ns.providers or "", runs=int(ns.runs or 3), max_runs=int(ns.max_runs or 8),
-        confirm=_flag(ns.confirm), min_effect=float(ns.min_effect) if ns.min_effect else None,
+        providers=ns.providers or "", runs=ns.runs or 3, max_runs=ns.max_runs or 8,
+        confirm=_flag(ns.confirm), min_effect=ns.min_effect,
         narrow=(ns.narrow or "1").strip() not in ("0", "false", "no"),
     )  # fmt: skip
 
@@ -44,7 +47,7 @@ def _repo() -> Path:
 def ingest() -> int:
     """One warehouse run that reads the bisect folder: forced, as the run's 'nothing new' test looks
     at data_raw and the clone only."""
-    os.environ["LIGER_REHASH"] = "1"
+    rehash_from_now_on()
     from pipeline.cli import run
 
     return run.main()
@@ -65,33 +68,43 @@ def run_bisect(opts: BisectOptions, do_ingest: bool = True) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bisect", description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("plan", "run", "ingest", "queue"))
-    for name in ("kernel", "from_rev", "to_rev", "alert", "pass_", "metric", "config", "providers", "runs",
-                 "max_runs", "confirm", "min_effect", "narrow", "plan_out"):  # fmt: skip
-        ap.add_argument("--" + name.rstrip("_").replace("_", "-"), dest=name, default=None)
-    ap.add_argument("--no-ingest", action="store_true")
-    ns = ap.parse_args(argv)
-    if ns.command == "ingest":
+    from pipeline.cli.parser import parse
+
+    return run(parse(["bisect", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def _plan(opts: BisectOptions, plan_out: str | None) -> int:
+    plan = make_plan(_repo(), opts)
+    target = Path(plan_out) if plan_out else load().local / "bisect" / plan["id"] / "plan.json"
+    print(write_plan(plan, target))
+    print(f"{len(plan['candidates'])} candidate(s) of {plan['first_parent_commits']} first-parent commit(s)")
+    return 0
+
+
+def run(ns: argparse.Namespace) -> int:
+    """`liger-bench bisect plan|run|ingest` (the arguments of pipeline/cli/parser.py): a bad option, a
+    missing clone or a range that cannot be planned is one line and exit 2, before any harness run."""
+    if ns.step == "ingest":
         return ingest()
-    if ns.command == "queue":  # `make bisect-queue`: drain <warehouse>/bisect/queue/ (pipeline/bisect/queue.py)
+    if ns.step == "queue":  # `make bisect-queue`: drain <warehouse>/bisect/queue/ (pipeline/bisect/queue.py)
         from pipeline.bisect.queue import drain
 
         return drain()
     if not ns.kernel and not ns.alert:
-        print("usage: make bisect KERNEL=<name> FROM=<rev> TO=<rev> [PASS= METRIC= CONFIG= MIN_EFFECT= CONFIRM=1]")
+        print(f"bisect {ns.step}: name a kernel or an alert (--kernel NAME --from-rev REV --to-rev REV, or --alert ID)",
+              file=sys.stderr)  # fmt: skip
         return 2
     try:
         opts = options(ns)
-        if ns.command == "plan":
-            plan = make_plan(_repo(), opts)
-            target = Path(ns.plan_out) if ns.plan_out else load().local / "bisect" / plan["id"] / "plan.json"
-            print(write_plan(plan, target))
-            print(f"{len(plan['candidates'])} candidate(s) of {plan['first_parent_commits']} first-parent commit(s)")
-            return 0
+        if ns.step == "plan":
+            return _plan(opts, ns.plan_out)
         return run_bisect(opts, do_ingest=not ns.no_ingest)
-    except PlanError as exc:
-        print(f"bisect: {exc}", file=sys.stderr)
+    except ValidationError as exc:
+        problems = "; ".join(f"--{str(e['loc'][0]).rstrip('_').replace('_', '-')}: {e['msg']}" for e in exc.errors())
+        print(f"bisect {ns.step}: {problems}", file=sys.stderr)
+        return 2
+    except (PlanError, GitError, SettingsError) as exc:
+        print(f"bisect {ns.step}: {exc}", file=sys.stderr)
         return 2
 
 

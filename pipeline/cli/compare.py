@@ -48,12 +48,13 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="make compare", description=__doc__)
-    parser.add_argument("from_", metavar="FROM", help="release, Liger version or commit (full or short sha)")
-    parser.add_argument("to", metavar="TO")
-    parser.add_argument("--gpu", default=None, help="one GPU, e.g. 'NVIDIA H100 80GB HBM3' (default: every GPU)")
-    parser.add_argument("--all", action="store_true", help="also list the sweeps that did not move")
-    args = parser.parse_args(argv)
+    from pipeline.cli.parser import parse
+
+    return run(parse(["compare", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def run(args: argparse.Namespace) -> int:
+    """`liger-bench compare FROM TO [--gpu] [--all]`."""
     try:
         rows = compare(args.from_, args.to, args.gpu or None, moved_only=not args.all, connect=connect)
     except LookupError as exc:

@@ -1,4 +1,5 @@
-"""`make export-kernelindex DEST=dir`: every fact with KernelIndex's identity, as KernelIndex records.
+"""`liger-bench export-kernelindex DEST` (`make export-kernelindex DEST=dir`): every fact with
+KernelIndex's identity, as KernelIndex records.
 
 Writes, under DEST:
 - ``kernelindex/runs.ndjson``: one bundle ``{run, protocol, environment}`` per fact, the format the warehouse
@@ -14,6 +15,7 @@ other objects are the dimension tables' objects, whole. A fact whose objects the
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from datetime import datetime
@@ -111,15 +113,19 @@ def export(con: duckdb.DuckDBPyConnection, dest: Path) -> dict[str, int]:
     return counts
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m pipeline.cli.export DEST", file=sys.stderr)
-        return 2
+def main(argv: list[str] | None = None) -> int:
+    from pipeline.cli.parser import parse
+
+    return run(parse(["export-kernelindex", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def run(args: argparse.Namespace) -> int:
+    """`liger-bench export-kernelindex DEST`: 2 when there is no warehouse to export."""
     path = duckdb_path()
     if not path.exists():
-        print(f"no warehouse at {path}; run `make run`", file=sys.stderr)
-        return 1
-    dest = Path(argv[0])
+        print(f"no warehouse at {path}; run `liger-bench run` (or `make run`) first", file=sys.stderr)
+        return 2
+    dest = Path(args.dest)
     with duck.connect(path, read_only=True, remote_root=warehouse_uri()) as con:
         counts = export(con, dest)
     print(f"exported to {dest}: " + ", ".join(f"{k}: {v:,}" for k, v in counts.items()))
@@ -127,4 +133,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

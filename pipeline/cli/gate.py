@@ -1,17 +1,19 @@
-"""`make gate RUN=<csv or folder> BASE=<commit | release | snapshot | auto> [GPU=…] [OUT=dir] [HEAD=rev]
-[WARN_ONLY=1] [RECORD=1]`: did this run make anything slower than its base? (docs/gate.md)
+"""`liger-bench gate RUN --base <commit | release | snapshot | auto> [--gpu …] [--out dir] [--head rev]
+[--warn-only] [--record]`: did this run make anything slower than its base? (docs/gate.md)
 
 Exit 0: no regression (pass, neutral or skipped); 1: at least one `regression`; 2: bad input (an
 unreadable or malformed CSV, an unknown base, no base run on the candidate's GPU). --warn-only
-always exits 0 (bad input included: the comment says what was wrong). `make` itself turns any
-failing command into its own status 2: CI calls `python -m pipeline.cli.gate`.
+always exits 0 (bad input included: the comment says what was wrong). `make gate` wraps it for a
+person; `make` turns any failing command into its own status 2, so CI calls `liger-bench gate`.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import stat
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,18 +22,6 @@ from pipeline.contracts.sources import file_sha256
 from pipeline.ingest.commit_runs import COMMIT_RUNS_DIR, CSV_NAME, GATE_DIR, is_full_sha
 from pipeline.outputs.gate import GateInputError, GateOptions, run_gate
 from pipeline.outputs.gate.outputs import write_error, write_outputs
-
-
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gate", description=__doc__.splitlines()[0])
-    ap.add_argument("run", metavar="RUN", help="the candidate: upstream's all_benchmark_data.csv, or a folder of CSVs")
-    ap.add_argument("--base", required=True, help="commit (full or short sha), release, snapshot, or 'auto'")
-    ap.add_argument("--gpu", default=None, help="the candidate's GPU to judge (only when it has several)")
-    ap.add_argument("--head", default=None, help="the candidate's commit (a revision of LIGER_GIT_REPO)")
-    ap.add_argument("--out", default="gate", help="folder for gate.json and gate.md (default: gate/)")
-    ap.add_argument("--warn-only", action="store_true", help="always exit 0")
-    ap.add_argument("--record", action="store_true", help="also land the run in the warehouse, as a run of HEAD")
-    return ap
 
 
 def record(files: list[str], head: str | None) -> list[Path]:
@@ -65,8 +55,35 @@ def _judge(ns: argparse.Namespace) -> dict:
         con.close()
 
 
+def _readable_twice(run: Path, scratch: Path) -> Path:
+    """The candidate as a path that can be read more than once: a pipe (``/dev/stdin``, ``<(cat …)``)
+    is copied to a scratch file first, as hashing it would consume what the reader then needs."""
+    try:
+        mode = run.stat().st_mode
+    except OSError:
+        return run  # the gate says what is wrong with it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return run
+    copy = scratch / (run.name or "candidate")
+    with run.open("rb") as src, copy.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return copy
+
+
 def main(argv: list[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
+    from pipeline.cli.parser import parse
+
+    return run(parse(["gate", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def run(ns: argparse.Namespace) -> int:
+    """`liger-bench gate RUN --base BASE [--gpu] [--head] [--out] [--warn-only] [--record]`."""
+    with tempfile.TemporaryDirectory(prefix="liger-gate-input-") as scratch:
+        ns.run = str(_readable_twice(Path(ns.run), Path(scratch)))
+        return _gate(ns)
+
+
+def _gate(ns: argparse.Namespace) -> int:
     out = Path(ns.out)
     try:
         doc = _judge(ns)

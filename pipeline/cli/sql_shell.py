@@ -161,21 +161,24 @@ def statements(stream, interactive: bool):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-c", "--command", help="run this SQL and exit (status 1 if it fails)")
-    ap.add_argument("--db", default=str(duckdb_path()))
-    ap.add_argument("--mode", choices=("box", "line"), default="box")
-    ap.add_argument("--maxwidth", type=int, default=DEFAULT_COL_WIDTH, help="widest column in box mode (0: none)")
-    args = ap.parse_args(argv)
+    from pipeline.cli.parser import parse
+
+    return run_shell(parse(["sql", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def run_shell(args: argparse.Namespace) -> int:
+    """`liger-bench sql` (the arguments of pipeline/cli/parser.py)."""
+    args.db = args.db or str(duckdb_path())
+    args.maxwidth = DEFAULT_COL_WIDTH if args.maxwidth is None else args.maxwidth
     display = Display(args.mode, args.maxwidth)
     # the tables may live on S3: the connection carries the filesystem that reads them
     try:
         con = lock_down(duck.connect(args.db, read_only=True, remote_root=warehouse_uri()))
     except duckdb.Error as exc:
         print(f"error: {exc} (run `make run` first?)", file=sys.stderr)
-        return 1
-    if args.command:
-        return 0 if run(con, args.command, display) else 1
+        return 2  # no warehouse to query: bad input, not a failed statement
+    if args.query:
+        return 0 if run(con, args.query, display) else 1
     interactive = sys.stdin.isatty()
     if interactive:
         try:

@@ -3,14 +3,13 @@
 One op plans (candidates, noise) from the clone and the warehouse, runs the standard-library runner
 into <warehouse>/bisect/<id>/, and then records one warehouse run that ingests its commit runs."""
 
-import os
 import subprocess
 import sys
 
 import dagster as dg
 
 from pipeline.bisect.plan import RUNNER, BisectOptions, PlanError, make_plan, write_plan
-from pipeline.config import load
+from pipeline.config import child_env, load
 from pipeline.defs.resources import WarehouseResource
 
 
@@ -54,7 +53,7 @@ def bisect_commits(context: dg.OpExecutionContext, config: BisectConfig, warehou
     context.add_output_metadata({"result": dg.MetadataValue.md(md), "folder": str(out)})
     if ingest:
         # the warehouse job as `make run` runs it, in a process of its own (it takes the run lock)
-        env = os.environ | {"LIGER_REHASH": "1"}
+        env = child_env(LIGER_REHASH="1")
         done = subprocess.run([sys.executable, "-m", "pipeline.cli.run"], env=env, stdin=subprocess.DEVNULL)
         context.log.info(f"ingest run: {'success' if done.returncode == 0 else 'failed'}")
     return {"outcome": md.splitlines()[0], "folder": str(out)}

@@ -4,7 +4,6 @@ no prompt, C locale, and a bare copy without its empty ``refs/`` folder is still
 from __future__ import annotations
 
 import atexit
-import os
 import re
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.config import GIT_REPO_ENV
+from pipeline.config import GIT_REPO_ENV, child_env
 
 # Variables that would point git at another repository than the one we were given.
 _REPO_LOCATION_VARS = (
@@ -35,9 +34,7 @@ class GitError(RuntimeError):
 
 
 def env() -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if k not in _REPO_LOCATION_VARS}
-    clean.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    return clean
+    return child_env(_REPO_LOCATION_VARS, GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
 
 
 def run(git_dir: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
-from pipeline.config import load
+from pipeline.config import default_env, load
 
 __all__ = ["spark_session", "SPARK_CONF", "spark_master"]
 
@@ -42,8 +41,7 @@ def spark_session(master: str | None = None, app_name: str = "liger-views"):
     master = master or spark_master()
     if master.startswith("local"):
         # Python workers run this interpreter (the project's venv), not whatever `python3` is on PATH.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        default_env(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     builder = SparkSession.builder.appName(app_name)
     if master.startswith("sc://"):
         builder = builder.remote(master)

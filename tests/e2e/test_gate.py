@@ -1,7 +1,7 @@
-"""The pull-request gate end to end (docs/gate.md): `python -m pipeline.cli.gate` (and `make gate`) as
-subprocesses against a real warehouse of the shipped data (the session's, built once by Dagster), on the
-shipped gh-pages snapshots. gate.md is rendered by a Markdown renderer (markdown-it-py) and read back as
-HTML. Nothing here is mocked or timed."""
+"""The pull-request gate end to end (docs/gate.md): `liger-bench gate`, the console script CI calls (and
+`make gate`, `python -m pipeline.cli.gate`) as subprocesses against a real warehouse of the shipped data
+(the session's, built once by Dagster), on the shipped gh-pages snapshots. gate.md is rendered by a
+Markdown renderer (markdown-it-py) and read back as HTML. Nothing here is mocked or timed."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pipeline.outputs.gate.comment import LIMIT, render
 from tests.fixtures.shared_data import shared_data
 
 REPO = Path(__file__).resolve().parents[2]
+LIGER_BENCH = Path(sys.executable).parent / "liger-bench"  # pyproject.toml [project.scripts], installed by uv
 SNAPSHOTS = REPO / "data_raw" / "liger_gh_pages" / "benchmarks"
 RERUN = SNAPSHOTS / "0a62700" / "benchmark.csv"  # 0a62700 benchmarked twice: this run and 0a62700-v0.6.4
 SWEEP = (
@@ -35,13 +36,18 @@ SWEEP = (
 )
 
 
-def gate(warehouse: Path, out: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, dict | None, str]:
+def gate_env(warehouse: Path, **env: str) -> dict[str, str]:
     full_env = {**os.environ, "LIGER_WAREHOUSE": str(warehouse), "PYTHONPATH": str(REPO), "LIGER_GIT_REPO": "",
                 "DAGSTER_DISABLE_TELEMETRY": "1", **env}  # fmt: skip
     if "GITHUB_STEP_SUMMARY" not in env:  # the test's own CI must not receive the gate's comment
         full_env.pop("GITHUB_STEP_SUMMARY", None)
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli.gate", *args, "--out", str(out)],
-                          cwd=REPO, env=full_env, capture_output=True, text=True)  # fmt: skip
+    return full_env
+
+
+def gate(warehouse: Path, out: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, dict | None, str]:
+    """`liger-bench gate ARGS --out OUT` on ``warehouse``: (process, gate.json, gate.md)."""
+    proc = subprocess.run([str(LIGER_BENCH), "gate", *args, "--out", str(out)],
+                          cwd=REPO, env=gate_env(warehouse, **env), capture_output=True, text=True)  # fmt: skip
     doc = json.loads((out / "gate.json").read_text()) if (out / "gate.json").exists() else None
     md = (out / "gate.md").read_text() if (out / "gate.md").exists() else ""
     return proc, doc, md
@@ -287,3 +293,49 @@ def test_record_lands_the_candidate_as_a_run_of_its_commit(tmp_path):
         rows = con.execute("select count(*) from measurements where benchmarked_commit = ?", [full]).fetchone()[0]
     assert sorted(runs) == [("0a62700", "gh_pages"), (full, "gate")]
     assert rows == doc["candidate"]["rows"]
+
+
+def test_python_m_pipeline_cli_gate_is_the_same_command(shipped_warehouse, tmp_path):
+    """The module entry older workflows call goes through liger-bench's one parser."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli.gate", str(RERUN), "--base", "0a62700-v0.6.4",
+                           "--out", str(out)], cwd=REPO, env=gate_env(shipped_warehouse), capture_output=True,
+                          text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "gate.json").read_text())["status"] == "pass"
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli.gate", str(RERUN)], cwd=REPO,
+                          env=gate_env(shipped_warehouse), capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--base" in proc.stderr
+
+
+@pytest.mark.parametrize("how", ["stdin", "process substitution"])
+def test_a_candidate_from_a_pipe_is_read_once_and_judged_as_the_file_is(shipped_warehouse, tmp_path, how):
+    _, from_file, _ = gate(shipped_warehouse, tmp_path / "file", str(RERUN), "--base", "0a62700-v0.6.4")
+    out = tmp_path / "pipe"
+    if how == "stdin":
+        proc = subprocess.run([str(LIGER_BENCH), "gate", "/dev/stdin", "--base", "0a62700-v0.6.4", "--out", str(out)],
+                              input=RERUN.read_bytes(), cwd=REPO, env=gate_env(shipped_warehouse),
+                              capture_output=True)  # fmt: skip
+    else:
+        script = 'exec "$0" gate <(cat "$1") --base 0a62700-v0.6.4 --out "$2"'
+        proc = subprocess.run(["bash", "-c", script, str(LIGER_BENCH), str(RERUN), str(out)], cwd=REPO,
+                              env=gate_env(shipped_warehouse), capture_output=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode()
+    doc = json.loads((out / "gate.json").read_text())
+    assert doc["status"] == "pass" and doc["candidate"]["rows"] == from_file["candidate"]["rows"] > 0
+    assert doc["results"] == from_file["results"]
+
+
+HOSTILE = "`touch pwned1` $(touch pwned2); touch pwned3 \" ' $$4 #"
+
+
+def test_make_gate_passes_a_hostile_base_as_a_value(shipped_warehouse, tmp_path):
+    """issue 53 case 3: a branch name with shell syntax reaches the gate as text, and runs nothing."""
+    env = {**gate_env(shipped_warehouse), "PWD": str(tmp_path)}
+    out = tmp_path / "out"
+    proc = subprocess.run(["make", "-s", "-C", str(REPO), "gate", f"RUN={RERUN}", f"BASE={HOSTILE}", f"OUT={out}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert not list(tmp_path.glob("pwned*")) and not list(REPO.glob("pwned*"))
+    doc = json.loads((out / "gate.json").read_text())
+    assert doc["status"] == "error" and repr(HOSTILE) in doc["error"]

@@ -35,6 +35,6 @@ def test_the_linter_fails_a_broken_workflow(tmp_path):
 def test_the_workflow_runs_the_gate_steps():
     text = WORKFLOW.read_text()
     steps = ("pull_request:", "pipeline.cli.gate_kernels", "benchmark/scripts/benchmark_", "gh-pages:gh-pages")
-    steps += ("make run", "pipeline.cli.gate ", "--base auto", "<!-- liger-benchmark-gate -->", "PATCH")
+    steps += ("make run", "liger-bench gate ", "--base auto", "<!-- liger-benchmark-gate -->", "PATCH")
     for step in steps:
         assert step in text, step

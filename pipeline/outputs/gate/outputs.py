@@ -9,18 +9,18 @@ whose comment step then finds no gate.md fails there, with the gate's own answer
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.common.files import write_atomic
+from pipeline.config import github_step_summary
 from pipeline.outputs.gate.comment import render, render_error
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def _append(path: str, text: str) -> None:
+def _append(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(text)
 
@@ -42,7 +42,7 @@ def _write(out: Path, doc: dict, markdown: str) -> tuple[Path, Path]:
         text = json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
         _try(str(json_path), lambda: write_atomic(json_path, text.encode()), failed)
         _try(str(md_path), lambda: write_atomic(md_path, markdown.encode()), failed)
-    summary = os.environ.get(STEP_SUMMARY_ENV)
+    summary = github_step_summary()
     if summary:
         _try(f"{STEP_SUMMARY_ENV}={summary}", lambda: _append(summary, markdown + "\n"), failed)
     return json_path, md_path

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -126,10 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=str(duckdb_path()), help="the published liger.duckdb")
     ap.add_argument("--out", default=str(warehouse_dir() / "site"), help="output folder (default warehouse/site)")
     args = ap.parse_args(argv)
-    if not Path(args.db).exists():
-        ap.error(f"{args.db} does not exist: run `make run` first")
+    return publish_site(args.db, args.out)
+
+
+def publish_site(db: str | None = None, out: str | None = None) -> int:
+    """Write the dashboard and say where (`liger-bench site`, `make site`); 2 when there is no warehouse."""
+    db, out = db or str(duckdb_path()), out or str(warehouse_dir() / "site")
+    if not Path(db).exists():
+        print(f"site: {db} does not exist: run `make run` first", file=sys.stderr)
+        return 2
     started = time.perf_counter()
-    index = write_site(args.db, args.out)
+    index = write_site(db, out)
     seconds = time.perf_counter() - started
     pages = sorted(index.parent.glob("*.html"))
     total = sum(p.stat().st_size for p in pages)
