@@ -52,6 +52,9 @@ _COMPARED = dg.AssetCheckSpec(
     group_name="reports",
     kinds={"duckdb", "html"},
     deps=[dg.AssetKey("liger_duckdb")],
+    # before the dashboard's step: the report forks its plot helpers, best before polars' thread pool
+    # (the dashboard's) exists in the process
+    op_tags={"dagster/priority": "1"},
     # evaluated in the report's step, on one connection: a step of their own each cost more than they do
     check_specs=[_NO_REGRESSIONS, _COMPARED],
     description=(

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,15 +229,21 @@ class PlotBatch:
         import matplotlib.backends.backend_agg  # noqa: F401 -- imported once, before the helpers fork
         import matplotlib.figure  # noqa: F401
 
-        with ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(draw, *args) for _, draw, args in todo]
-            # this process takes, from the end, every plot no helper has started: cancel() fails once it has
-            for (plot, draw, args), future in zip(reversed(todo), reversed(futures), strict=True):
-                if future.cancel():
-                    plot.png = draw(*args)
-            for (plot, _, _), future in zip(todo, futures, strict=True):
-                if not future.cancelled():
-                    plot.png = future.result()
+        try:
+            with ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("fork")) as pool:
+                futures = [pool.submit(draw, *args) for _, draw, args in todo]
+                # this process takes, from the end, every plot no helper has started: cancel() fails once it has
+                for (plot, draw, args), future in zip(reversed(todo), reversed(futures), strict=True):
+                    if future.cancel():
+                        plot.png = draw(*args)
+                for (plot, _, _), future in zip(todo, futures, strict=True):
+                    if not future.cancelled():
+                        plot.png = future.result()
+        except BrokenProcessPool:
+            pass  # a forked helper died (a native library's state copied mid-update): drawn here instead
+        for plot, draw, args in todo:
+            if not plot.png:
+                plot.png = draw(*args)
 
 
 @contextmanager
