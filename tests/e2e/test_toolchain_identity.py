@@ -45,14 +45,20 @@ def _environments(warehouse) -> dict[str, dict]:
     return out
 
 
-def test_commit_runs_under_other_toolchains_get_other_environment_digests(tmp_path):
-    root = tmp_path / "data_raw"
+def _data_raw(root, with_record: bool):
     _commit_run(root, "r1", "0.51", OLD)
     _commit_run(root, "r2", "0.52", NEW)
     _commit_run(root, "r3", "0.53", None)  # a run without environment.json: nothing is guessed
     (root / "liger_csv").mkdir(parents=True)
     (root / "liger_csv" / "upstream.csv").write_text(f"{HEADER}\n{row(p50='0.45', gpu=GPU)}\n")
-    assert materialize(root, tmp_path / "wh").success
+    if with_record:  # a KernelIndex record on the same GPU: the environment learned for it
+        (root / "kernelindex").mkdir()
+        (root / "kernelindex" / SAMPLE_RECORD.name).write_bytes(SAMPLE_RECORD.read_bytes())
+
+
+def test_commit_runs_under_other_toolchains_get_other_environment_digests(tmp_path):
+    _data_raw(tmp_path / "data_raw", with_record=False)
+    assert materialize(tmp_path / "data_raw", tmp_path / "wh").success
     env = _environments(tmp_path / "wh")
     assert env["0.51"]["spec"]["software"] == {
         "driver": "580.159.04",
@@ -68,6 +74,18 @@ def test_commit_runs_under_other_toolchains_get_other_environment_digests(tmp_pa
     assert digests["0.53"] == digests["0.45"] not in (digests["0.51"], digests["0.52"])
     # the hardware is the same object: only the toolchain tells the runs apart
     assert env["0.51"]["spec"]["hardware"] == env["0.52"]["spec"]["hardware"] == env["0.45"]["spec"]["hardware"]
+
+
+def test_a_recorded_toolchain_is_not_replaced_by_the_learned_environment(tmp_path):
+    """A KernelIndex record teaches its GPU's environment to derived rows that record none; a commit run
+    that recorded its toolchain keeps its own."""
+    _data_raw(tmp_path / "data_raw", with_record=True)
+    assert materialize(tmp_path / "data_raw", tmp_path / "wh").success
+    env = _environments(tmp_path / "wh")
+    learned = json.loads(SAMPLE_RECORD.read_text())["environment"]
+    assert env["0.53"]["spec"] == env["0.45"]["spec"] == learned["spec"]
+    assert env["0.51"]["spec"]["software"]["framework"]["version"] == "2.10.0"
+    assert env["0.52"]["spec"]["software"]["framework"]["version"] == "2.11.0+cu130"
 
 
 TOOLCHAIN = {
