@@ -12,6 +12,7 @@ import duckdb
 from pipeline.cli import export as ki_export
 from pipeline.contracts.digests import object_digest
 from tests.conftest import SAMPLE_RECORD, materialize
+from tests.fixtures.gh_pages_repo import SUSPECT_GPU, build_harness_repo, git
 from tests.fixtures.runs import HEADER, row
 
 SHA = "a" * 40
@@ -135,3 +136,26 @@ def test_the_export_round_trip_keeps_the_toolchain_and_the_digests(tmp_path):
     )
     spec = json.loads(stored[0][0])["spec"]
     assert (spec["software"], spec["settings"]) == (TOOLCHAIN, SETTINGS)
+
+
+def test_an_alert_whose_sides_differ_in_toolchain_says_so_first(tmp_path):
+    """Our own runs at h1 and h3 of the harness clone (the gh-pages snapshots' bytes, with an
+    environment.json each): the h1..h3 alert leads its cause with the torch and Triton change; alerts
+    whose sides did not both record a toolchain say it was not recorded, as before."""
+    clone = build_harness_repo(tmp_path / "repo")
+    root = tmp_path / "data_raw"
+    for name, env in (("h1", OLD), ("h3", NEW)):
+        folder = root / "runs" / "commit_runs" / clone.commits[name] / "r1"
+        folder.mkdir(parents=True)
+        csv = git(clone.path, "show", f"gh-pages:benchmarks/{clone.short(name)}/benchmark.csv")
+        (folder / "all_benchmark_data.csv").write_text(csv + "\n")
+        (folder / "environment.json").write_text(json.dumps(env | {"gpu": SUSPECT_GPU}))
+    assert materialize(root, tmp_path / "wh", git_repo=clone.path).success
+    lines = {
+        tuple(k): line for k, line in _q(tmp_path / "wh", "select kernel_names, line from alerts where axis = 'commit'")
+    }
+    h1h3 = lines[("geglu", "swiglu")]
+    assert " — toolchain torch 2.10.0 → 2.11.0+cu130, Triton 3.5.0 → 3.6.0; mixed: " in h1h3, h1h3
+    assert "not recorded" not in h1h3
+    assert "toolchain (driver, CUDA, torch, Triton) not recorded" in lines[("layer_norm",)]
+    assert all("→" not in line for k, line in lines.items() if k != ("geglu", "swiglu"))
