@@ -138,10 +138,9 @@ def test_the_export_round_trip_keeps_the_toolchain_and_the_digests(tmp_path):
     assert (spec["software"], spec["settings"]) == (TOOLCHAIN, SETTINGS)
 
 
-def test_an_alert_whose_sides_differ_in_toolchain_says_so_first(tmp_path):
-    """Our own runs at h1 and h3 of the harness clone (the gh-pages snapshots' bytes, with an
-    environment.json each): the h1..h3 alert leads its cause with the torch and Triton change; alerts
-    whose sides did not both record a toolchain say it was not recorded, as before."""
+def harness_runs_with_toolchains(tmp_path):
+    """The harness clone (tests/fixtures/gh_pages_repo.py) and a data_raw holding our own runs at h1 and
+    h3: the bytes of their gh-pages snapshots, with an environment.json each (torch and Triton differ)."""
     clone = build_harness_repo(tmp_path / "repo")
     root = tmp_path / "data_raw"
     for name, env in (("h1", OLD), ("h3", NEW)):
@@ -150,6 +149,14 @@ def test_an_alert_whose_sides_differ_in_toolchain_says_so_first(tmp_path):
         csv = git(clone.path, "show", f"gh-pages:benchmarks/{clone.short(name)}/benchmark.csv")
         (folder / "all_benchmark_data.csv").write_text(csv + "\n")
         (folder / "environment.json").write_text(json.dumps(env | {"gpu": SUSPECT_GPU}))
+    return clone, root
+
+
+def test_an_alert_whose_sides_differ_in_toolchain_says_so_first(tmp_path):
+    """Our own runs at h1 and h3 of the harness clone (the gh-pages snapshots' bytes, with an
+    environment.json each): the h1..h3 alert leads its cause with the torch and Triton change; alerts
+    whose sides did not both record a toolchain say it was not recorded, as before."""
+    clone, root = harness_runs_with_toolchains(tmp_path)
     assert materialize(root, tmp_path / "wh", git_repo=clone.path).success
     lines = {
         tuple(k): line for k, line in _q(tmp_path / "wh", "select kernel_names, line from alerts where axis = 'commit'")
