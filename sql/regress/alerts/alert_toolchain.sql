@@ -37,7 +37,6 @@ recorded as (
     from benchmark_snapshot as s
     cross join tools as t
     where s.environment is not null
-        and json_type(s.environment, '$.' || t.json_key) = 'VARCHAR'
 ),
 
 sides as (
@@ -52,7 +51,8 @@ sides as (
     inner join recorded as c
         on starts_with(c.commit, case x.side when 'from' then r.from_point else r.to_point end)
         and (c.env_gpu is null or c.env_gpu = r.gpu_name)
-    where c.version <> 'not recorded' and trim(c.version) <> ''
+    -- a nested value (JSON text) is not a version; portable (Spark has no json_type)
+    where c.version <> 'not recorded' and trim(c.version) <> '' and left(c.version, 1) not in ('{', '[')
     group by r.alert_id, x.side, c.tool, c.rank
 )
 
