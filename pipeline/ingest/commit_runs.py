@@ -9,7 +9,8 @@ CSV (GPU, driver, CUDA, torch, Triton, Python, host), as canonical JSON text (RF
 stays JSON), when there is one. It is read as untrusted input (`read_environment`): a regular file
 whose real path stays under the data root, at most ENV_MAX_BYTES, nested at most ENV_MAX_DEPTH deep,
 a JSON object. Any other is quarantined as a problem with its reason code while the run's rows land
-with no environment.
+with no environment. Its toolchain (driver, CUDA, torch, Triton) fills the run's derived
+ExecutionEnvironment at the model (`model/dimensions.toolchain`; docs/identity.md).
 They are read under data_raw/ and under the warehouse's ``bisect/`` folder, where `make bisect`
 writes them (source path ``bisect:<path under it>``).
 """

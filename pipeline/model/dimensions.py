@@ -21,9 +21,41 @@ def _obj(kind: str, spec: dict[str, Any], name: str, title: str) -> dict[str, An
     return {"apiVersion": API_VERSION, "kind": kind, "spec": spec, "metadata": {"name": name, "title": title}}
 
 
-def environment(gpu_name: str) -> dict[str, Any]:
+# What the bisect harness writes for a value it could not find (bisect/harness.py): not a version.
+NOT_RECORDED = "not recorded"
+# KernelIndex's schema caps a software version at 100 characters (schemas/kinds.ts, ExecutionEnvironment).
+_VERSION_MAX = 100
+
+
+def toolchain(environment_json: str | None) -> dict[str, Any]:
+    """``spec.software`` in KernelIndex's field names (``driver``, ``cudaToolkit``, ``framework {name,
+    version}``, ``libraries``) from a commit run's environment.json (canonical JSON text, untrusted):
+    only what it records as a non-empty string is kept, nothing is guessed; no file gives ``{}``."""
+    env = json.loads(environment_json) if environment_json else {}
+
+    def recorded(key: str) -> str | None:
+        value = env.get(key)
+        text = value.strip() if isinstance(value, str) else ""
+        # too long for KernelIndex's schema: not cut (a cut version would be a guess), left out
+        return text if text and text != NOT_RECORDED and len(text) <= _VERSION_MAX else None
+
+    software: dict[str, Any] = {}
+    if driver := recorded("driver"):
+        software["driver"] = driver
+    if cuda := recorded("cuda"):
+        software["cudaToolkit"] = cuda
+    if torch := recorded("torch"):
+        software["framework"] = {"name": "torch", "version": torch}
+    if triton := recorded("triton"):
+        software["libraries"] = {"triton": triton}
+    return software
+
+
+def environment(gpu_name: str, source_environment: str | None = None) -> dict[str, Any]:
+    """The ExecutionEnvironment of a CSV row: its GPU, and the toolchain its source recorded (a commit
+    run's environment.json); an upstream CSV records none, so its ``software`` stays ``{}``."""
     vendor = gpu_name.split()[0].lower() if gpu_name.split() else "unknown"
-    spec = {"hardware": {"vendor": vendor, "product": gpu_name}, "software": {}}
+    spec = {"hardware": {"vendor": vendor, "product": gpu_name}, "software": toolchain(source_environment)}
     return _obj("ExecutionEnvironment", spec, f"liger-bench-{slug(gpu_name)}", f"Liger benchmark host · {gpu_name}")
 
 

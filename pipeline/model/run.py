@@ -56,7 +56,7 @@ TEMPLATE = {
 # Macros the model files call, made from the same rules: slug(text).
 MACROS = (SLUG_MACRO,)
 DERIVED = {  # key table -> (builder, key columns)
-    "environment": (dimensions.environment, ("gpu_name",)),
+    "environment": (dimensions.environment, ("gpu_name", "source_environment")),
     "protocol": (dimensions.protocol, ("kernel_operation_mode", "metric_name", "metric_unit")),
     "workload": (dimensions.workload, ("kernel_name", "x_name", "x_value", "extra_config")),
     "implementation": (dimensions.implementation, ("kernel_name", "kernel_provider", "liger_version")),
@@ -100,7 +100,7 @@ _STAGED_ROW_TEXT = "concat_ws(',', " + ", ".join(_csv_field(_STAGED_NAMES.get(c,
 CSV_STAGED_SQL = f"""
     create or replace temp view csv_staged as
     with joined as (
-        select s.source_path, s.source_rank, s.committed_at, r.*,
+        select s.source_path, s.source_rank, s.committed_at, s.environment as source_environment, r.*,
             case {after_file_commit_clause("r.observed_at", "s.committed_at")} end as late
         from csv_raw r join batch_source s on s.staged_path = r.filename
     )
@@ -160,6 +160,8 @@ def sources_table(sources: list[SourceFile], staging_path) -> pa.Table:
             "committed_at": pa.array([s.committed_at for s in sources], pa.timestamp("us")),
             "in_upstream_head": pa.array([s.in_upstream_head for s in sources], pa.bool_()),
             "snapshot": pa.array([s.snapshot for s in sources], pa.string()),
+            # a commit run's environment.json (canonical JSON), the toolchain of its derived environment
+            "environment": pa.array([s.environment for s in sources], pa.string()),
             "staged_path": pa.array([str(staging_path(s)) for s in sources], pa.string()),
         }
     )

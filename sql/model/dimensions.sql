@@ -14,7 +14,8 @@ create or replace temp table batch_dim_environment as
 select digest as environment_digest, gpu_name, api_version, kind, object_json, 'kernelindex' as origin
 from ki_environment
 union all
-select digest, gpu_name, api_version, kind, object_json, 'derived' from derived_environment
+-- distinct: environment.json files that differ beyond the toolchain (host, Python) make one object
+select distinct digest, gpu_name, api_version, kind, object_json, 'derived' from derived_environment
 union all
 select
     environment_digest, min(gpu_name), any_value(json_extract_string(environment_json, '$.apiVersion')),

@@ -33,7 +33,8 @@ with csv_based as (
         f.value_committed_at, f.value_source_path
     from csv_fact as f
     left join fold as k on f.measurement_digest = k.measurement_digest
-    left join derived_environment as de on f.gpu_name = de.gpu_name
+    left join derived_environment as de
+        on f.gpu_name = de.gpu_name and f.source_environment is not distinct from de.source_environment
     left join derived_protocol as dp
         on f.kernel_operation_mode = dp.kernel_operation_mode
         and f.metric_name = dp.metric_name

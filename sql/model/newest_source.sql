@@ -46,6 +46,8 @@ select
     metric_unit, gpu_name, x_name, x_label, x_value, extra_config, liger_version,
     observed_at, observed_at_text, p20, p50, p80, occurrence,
     committed_at as value_committed_at, source_path as value_source_path,
+    -- the toolchain the value's source recorded (a commit run's environment.json), for its derived environment
+    source_environment,
     case when ki_duplicate then 'derived' else identity end as identity,
     case
         when ki_duplicate

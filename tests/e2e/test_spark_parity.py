@@ -134,6 +134,19 @@ def test_commit_history_same_rows_on_spark(spark, tmp_path):
     assert counts["commit_regressions"] > 0 and counts["commit_suspects"] == 9
 
 
+def test_toolchains_same_rows_on_spark(spark, tmp_path):
+    """Our own runs with environment.json at two commits (issue 54): alert_toolchain holds a row here."""
+    from tests.conftest import materialize
+    from tests.e2e.test_toolchain_identity import harness_runs_with_toolchains
+
+    clone, root = harness_runs_with_toolchains(tmp_path)
+    assert materialize(root, tmp_path / "wh", git_repo=clone.path).success
+    out = tmp_path / "spark"
+    run_views(spark, table_files(Warehouse(tmp_path / "wh")), str(out))
+    counts = assert_parity(tmp_path / "wh" / "liger.duckdb", out)
+    assert counts["alert_toolchain"] > 0
+
+
 # Each probe is a construct that sqlglot translates but Spark evaluates differently.
 PROBES = {
     "epoch_subsecond": "epoch(timestamp '2024-05-01 10:00:00.123456')",

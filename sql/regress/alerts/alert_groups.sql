@@ -2,7 +2,7 @@
 name: alert_groups
 kind: VIEW
 grain: [alert_id]
-depends_on: [alert_harness, alert_kernels, alert_member_status, alert_members, alert_suspects, commit_change, commit_ranges, series_steps, verdicts]
+depends_on: [alert_harness, alert_kernels, alert_member_status, alert_members, alert_suspects, alert_toolchain, commit_change, commit_ranges, series_steps, verdicts]
 */
 -- alert_groups: one row per alert (alert_members grouped by alert_id), with its cause, the evidence
 -- for it and its status as the data alone says it (`alerts` adds what people said: acknowledged).
@@ -369,7 +369,9 @@ judged as (
             else 'open'
         end as data_status,
         coalesce(member_states.redefined_pairs, 0) as redefined_pairs,
-        member_states.redefined_text
+        member_states.redefined_text,
+        alert_toolchain.toolchain_change,
+        alert_toolchain.toolchain_recorded
     from labelled
     inner join sweep_rows on sweep_rows.alert_id = labelled.alert_id
     left join kernel_change on kernel_change.alert_id = labelled.alert_id
@@ -379,6 +381,7 @@ judged as (
     left join bimodal on bimodal.alert_id = labelled.alert_id
     left join recovered_label on recovered_label.alert_id = labelled.alert_id
     left join member_states on member_states.alert_id = labelled.alert_id
+    left join alert_toolchain on alert_toolchain.alert_id = labelled.alert_id
 )
 
 select
@@ -417,8 +420,11 @@ select
     recovered_at,
     redefined_pairs,
     redefined_text,
+    toolchain_change,
     members_digest,
-    case
+    -- a toolchain that moved across the range is said first (alert_toolchain: 'torch 2.10.0 → 2.11.0')
+    coalesce('toolchain ' || toolchain_change || '; ', '')
+    || case
         when cause = 'code'
             then 'code: ' || suspect_text || ' touch' || case when len(suspects) = 1 then 'es' else '' end
             || ' the source of ' || array_to_string(changed_kernels, ', ')
@@ -465,6 +471,10 @@ select
             then '; harness changed too: ' || harness_text
         else ''
     end
-    || case when cause <> 'code' then '; toolchain (driver, CUDA, torch, Triton) not recorded' else '' end
+    || case
+        when cause <> 'code' and not coalesce(toolchain_recorded, false)
+            then '; toolchain (driver, CUDA, torch, Triton) not recorded'
+        else ''
+    end
         as cause_evidence
 from judged
