@@ -35,6 +35,7 @@ CHECKS = {
     "quarantine_is_empty",
     "newest_version_has_no_regressions",
     "newest_version_was_compared",
+    "sources_are_fresh",
 }
 
 

@@ -409,6 +409,7 @@ def test_every_asset_check_on_the_shipped_warehouse_says_what_the_data_says(ship
         "newest_version_was_compared": q(
             wh, f"select count(compared_with) > 0 from version_coverage where liger_version = {newest}"
         )[0][0],
+        "sources_are_fresh": q(wh, "select count(*) = 0 from source_freshness where overdue")[0][0],
     }
     assert {n: evaluations[n].passed for n in expected_warn} == expected_warn
     assert all(evaluations[n].severity == dg.AssetCheckSeverity.WARN for n in expected_warn)
