@@ -158,8 +158,21 @@ def judge_rows(source, rows) -> duckdb.DuckDBPyConnection:
     for table in ("regression_settings", "liger_version_order", "benchmark_commit", "commit_change"):
         scratch.execute(f"create table {table} as select * from {table}__source")
     # the full warehouse's noise, not the noise of the two steps alone
-    run_models(regress_models(), DuckTarget(scratch), given={"noise_floor": "noise_floor__source"})
+    run_models(_judging_models(), DuckTarget(scratch), given={"noise_floor": "noise_floor__source"})
     return scratch
+
+
+def _judging_models() -> list:
+    """The regression models that the chosen rows and the copied tables make (verdicts and what
+    reads them), in run order; the rest (source freshness, lineage, alerts) read tables of the whole
+    warehouse that a judged scratch does not hold."""
+    made = {"measurements", *_CONTEXT_TABLES}
+    kept = []
+    for model in regress_models():
+        if set(model.header.depends_on) <= made:
+            kept.append(model)
+            made |= set(model.header.creates)
+    return kept
 
 
 def compare(

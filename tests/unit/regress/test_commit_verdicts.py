@@ -83,12 +83,12 @@ def _build(rows, commits: int = 0, kernel_changed=True) -> duckdb.DuckDBPyConnec
     con.execute(
         'create table benchmark_commit ("commit" varchar, short_commit varchar, release varchar,'
         " commit_order bigint, commits_between bigint, order_source varchar, committed_at timestamp,"
-        " subject varchar, kernel_changed boolean)"
+        " subject varchar, kernel_changed boolean, harness_changed boolean)"
     )
     for i in range(commits):
         con.execute(
-            "insert into benchmark_commit values (?, ?, null, ?, 1, 'git', null, 's', ?)",
-            [_sha(i), _sha(i)[:7], i, None if i == 0 else kernel_changed],
+            "insert into benchmark_commit values (?, ?, null, ?, 1, 'git', null, 's', ?, ?)",
+            [_sha(i), _sha(i)[:7], i, None if i == 0 else kernel_changed, None if i == 0 else False],
         )
     rs.build_regression_layer(con)
     return con
