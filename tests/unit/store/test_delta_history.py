@@ -49,6 +49,12 @@ def history(tmp_path_factory):
     return tmp, raw, wh, results, between
 
 
+@pytest.fixture(autouse=True)
+def _freshness_at_a_fixed_time(monkeypatch):
+    """source_freshness reads the clock unless told the time: builds compared here must read alike."""
+    monkeypatch.setenv("LIGER_FRESHNESS_NOW", "2026-01-01T00:00:00")
+
+
 def test_incremental_run_equals_a_full_build(history):
     tmp, raw, wh, results, _ = history
     assert [r.mode for r in results] == ["full", "incremental", "unchanged"]
@@ -157,11 +163,10 @@ def _page(raw: Path, folder: str, run_at: str, value: float, order: list[str]) -
     (raw / "pages" / "benchmarks" / "commits.txt").write_text("".join(f"{f}\n" for f in order))
 
 
-def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(tmp_path, monkeypatch):
+def test_a_run_benchmarked_late_but_older_in_commit_order_rebuilds_liger_duckdb(tmp_path):
     """A commit appended at the end of the order moves no other run: the refresh stays incremental.
     A commit that lands between two benchmarked ones shifts the commit order of every later run, on
     every GPU and kernel, touched or not: the file is then built whole. Both equal a fresh build."""
-    monkeypatch.setenv("LIGER_FRESHNESS_NOW", "2026-01-01T00:00:00")  # source_freshness reads the clock else
     from pipeline.engine.catalog import regress_models
     from pipeline.serve.duckdb_build import build_duckdb
 
