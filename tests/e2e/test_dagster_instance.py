@@ -25,7 +25,7 @@ def _home(tmp_path):
 
 
 def test_the_project_instance_keeps_engines_in_dagsters_own_folders(tmp_path, monkeypatch):
-    from pipeline.defs.sqlite_storage import LigerDagsterInstance, SqliteStorageKeepingEngines
+    from pipeline.instance.sqlite_storage import LigerDagsterInstance, SqliteStorageKeepingEngines
 
     home = _home(tmp_path)
     # DAGSTER_HOME names another folder: the storage follows the instance's folder, not the variable
@@ -103,7 +103,7 @@ def test_a_runs_database_is_made_as_dagsters_own_storage_makes_it(tmp_path):
     process): the same tables, indexes, revision and WAL as Dagster's own storage makes, read by it."""
     from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-    from pipeline.defs.sqlite_storage import _EventLogKeepingEngines
+    from pipeline.instance.sqlite_storage import _EventLogKeepingEngines
 
     ours, theirs = _EventLogKeepingEngines(str(tmp_path / "ours")), SqliteEventLogStorage(str(tmp_path / "theirs"))
     for storage in (ours, theirs):
@@ -126,7 +126,7 @@ def test_an_index_with_tables_but_no_revision_goes_through_dagsters_own_path(tmp
 
     from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-    from pipeline.defs.sqlite_storage import _EventLogKeepingEngines
+    from pipeline.instance.sqlite_storage import _EventLogKeepingEngines
 
     expected = {}
     for name, cls in (("ours", _EventLogKeepingEngines), ("theirs", SqliteEventLogStorage)):

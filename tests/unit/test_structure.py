@@ -22,7 +22,7 @@ FLOORS = (
     ("serve",),
     ("outputs",),
     ("spark", "bisect"),
-    ("defs",),
+    ("defs", "instance"),
     ("definitions",),
     ("cli",),
     ("pipeline",),  # the package facade: pipeline.connect(), pipeline.compare()
@@ -115,3 +115,18 @@ def test_no_module_over_a_thousand_lines_and_no_function_over_eighty():
                 if node.end_lineno - start + 1 > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {node.end_lineno - start + 1}")
     assert not long, "\n".join(long)
+
+
+def test_definitions_start_no_thread():
+    """What runs is in the asset graph: no definition starts a thread or process of its own beside it."""
+    spawning = {"threading", "concurrent.futures", "multiprocessing"}
+    found = []
+    for module, path in MODULES.items():
+        if room(module) != "defs":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            found += [f"{module}: {n}" for n in names if n.split(".")[0] in spawning or n in spawning]
+    assert not found, "\n".join(found)

@@ -1,0 +1,1 @@
+"""The Dagster instance class config/dagster.yaml names: not a definition, so not in defs/."""
