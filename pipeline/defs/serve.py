@@ -37,7 +37,10 @@ from source_freshness where overdue order by family, scope
 def freshness_result(con) -> dg.AssetCheckResult:
     overdue = [dict(zip(("family", "scope", "newest_run", "every_days", "overdue_since"), r, strict=True))
                for r in con.execute(FRESHNESS_SQL).fetchall()]  # fmt: skip
-    text = "; ".join(f"{o['family']} {o['scope']}".strip() + f" overdue since {o['overdue_since']}" for o in overdue)
+    text = "; ".join(
+        f"{o['family']} {o['scope']}".strip() + f" silent since {o['newest_run']} (overdue since {o['overdue_since']})"
+        for o in overdue
+    )
     return dg.AssetCheckResult(
         check_name=SOURCES_FRESH.name,
         passed=not overdue,

@@ -67,7 +67,8 @@ def test_silent_ci_is_overdue_a_new_run_clears_it_and_each_change_is_delivered_o
         [(alert_id, status, line)] = stoppage
         assert status == "overdue" and line.startswith("gh-pages CI on H100 80GB HBM3: no run since 2026-02-06")
         passed, text = _check(result)
-        assert not passed and "gh-pages CI NVIDIA H100 80GB HBM3 overdue since 2026-02-27" in text
+        assert not passed
+        assert "gh-pages CI NVIDIA H100 80GB HBM3 silent since 2026-02-06 (overdue since 2026-02-27)" in text
         first = [t for t in hook.take() if alert_id in t]
         assert len(first) == 1 and f"{alert_id} [overdue]" in first[0]
 
