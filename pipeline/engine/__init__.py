@@ -5,7 +5,7 @@ models goes through it: the model stage, the DuckDB build, `pipeline.connect()`,
 
 from pipeline.engine.graph import load_models, order_models
 from pipeline.engine.header import ModelError, ModelHeader, PythonModel, SqlModel, read_model
-from pipeline.engine.run import DuckScripts, DuckTarget, Target, create_view, run_models
+from pipeline.engine.run import DuckScripts, DuckTarget, Target, create_view, naming, run_models
 
 __all__ = [
     "DuckScripts",
@@ -17,6 +17,7 @@ __all__ = [
     "Target",
     "create_view",
     "load_models",
+    "naming",
     "order_models",
     "read_model",
     "run_models",

@@ -20,7 +20,7 @@ import duckdb
 
 from pipeline.common import duck
 from pipeline.engine.header import FactSteps, SqlModel
-from pipeline.engine.run import create_view
+from pipeline.engine.run import create_view, naming
 
 
 def refresh_models(
@@ -44,17 +44,18 @@ def refresh_models(
     try:
         for model in models:
             started = time.perf_counter()
-            if not model.materialize:
+            with naming(model.name, f"{model.header.kind}, {'full' if full else 'incremental'} build"):
+                if not model.materialize:
+                    if not keep_views:
+                        create_view(con, model.name, model.sql)
+                    applied.append(model.path.name)
+                    continue
+                definition, table = f"{model.name}__definition", f"{model.name}__materialized"
                 if not keep_views:
-                    create_view(con, model.name, model.sql)
-                applied.append(model.path.name)
-                continue
-            definition, table = f"{model.name}__definition", f"{model.name}__materialized"
-            if not keep_views:
-                create_view(con, definition, model.sql)
-            refreshed[model.name] = refresh.model(model, definition, table, full)
-            if not keep_views:
-                con.execute(f'create or replace view "{model.name}" as select * from "{table}"')
+                    create_view(con, definition, model.sql)
+                refreshed[model.name] = refresh.model(model, definition, table, full)
+                if not keep_views:
+                    con.execute(f'create or replace view "{model.name}" as select * from "{table}"')
             applied.append(model.path.name)
             seconds[model.name] = round(time.perf_counter() - started, 3)
     finally:

@@ -5,7 +5,8 @@ a Python step there, as its header's `kind` says. The DuckDB build, `pipeline.co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Protocol
 
 import duckdb
@@ -23,6 +24,22 @@ class Target(Protocol):
     def python(self, model: PythonModel) -> None: ...
 
     def given(self, model: SqlModel | PythonModel, relation: str) -> None: ...
+
+
+@contextmanager
+def naming(name: str, kind: str) -> Iterator[None]:
+    """A DuckDB error while model ``name`` is made is raised again naming the model and its kind (an
+    out-of-memory deep in a build otherwise names only the statement), of the same class, so a
+    caller that catches `duckdb.OutOfMemoryException` still does, with the original as its cause.
+    An error already named (a model made inside another's step) keeps its name."""
+    try:
+        yield
+    except duckdb.Error as err:
+        if getattr(err, "liger_model", None):
+            raise
+        named = type(err)(f"model {name} ({kind}): {err}")
+        named.liger_model = name
+        raise named from err
 
 
 def create_view(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
@@ -73,13 +90,14 @@ def run_models(
     target to take instead of running the model. Returns the models made, in order."""
     applied = []
     for model in models:
-        if given and model.name in given:
-            target.given(model, given[model.name])
-        elif isinstance(model, PythonModel):
-            target.python(model)
-        elif model.materialize:
-            target.table(model, model.render(dict(template or {})))
-        else:
-            target.view(model, model.render(dict(template or {})))
+        with naming(model.name, model.header.kind):
+            if given and model.name in given:
+                target.given(model, given[model.name])
+            elif isinstance(model, PythonModel):
+                target.python(model)
+            elif model.materialize:
+                target.table(model, model.render(dict(template or {})))
+            else:
+                target.view(model, model.render(dict(template or {})))
         applied.append(model.name)
     return applied

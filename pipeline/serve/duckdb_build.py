@@ -316,17 +316,20 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         if versions != old.get("versions") or snapshots_moved(con):
             full = True
         started = time.perf_counter()
-        provenance = materialize_provenance(con, full, old.get("seq", 0))
+        with engine.naming("fact_provenance", "INCREMENTAL_BY_PARTITION, the touched measurements"):
+            provenance = materialize_provenance(con, full, old.get("seq", 0))
         provenance_s = round(time.perf_counter() - started, 3)
         moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
         done = refresh_models(con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES)
         done |= {"fact_provenance": provenance}
         started = time.perf_counter()
-        build_change_points(con, full)
+        with engine.naming("change_points", "PYTHON, PELT per sweep"):
+            build_change_points(con, full)
         done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
         done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
         # alerts: the analysis' alert_groups beside the state people and earlier runs left (Delta)
-        done["refreshed"]["alerts"] = f"{install_alerts(con, wh.root_uri)} state row(s)"
+        with engine.naming("alert_state", "PYTHON, the Delta table people write"):
+            done["refreshed"]["alerts"] = f"{install_alerts(con, wh.root_uri)} state row(s)"
         con.execute(f"create or replace table {SNAPSHOTS_BUILT} as select * from delta_benchmark_snapshot")
         state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
