@@ -55,7 +55,7 @@ def refresh_models(
                     create_view(con, definition, model.sql)
                 refreshed[model.name] = refresh.model(model, definition, table, full)
                 if not keep_views:
-                    con.execute(f'create or replace view "{model.name}" as select * from "{table}"')
+                    create_view(con, model.name, f'select * from "{table}"')
             applied.append(model.path.name)
             seconds[model.name] = round(time.perf_counter() - started, 3)
     finally:

@@ -42,8 +42,11 @@ def naming(name: str, kind: str) -> Iterator[None]:
         raise named from err
 
 
-def create_view(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
-    con.execute(f'create or replace view "{name}" as\n{sql}')
+def create_view(con: duckdb.DuckDBPyConnection, name: str, sql: str, schema: str | None = None) -> None:
+    """Bound when first read, not here: binding a view binds every view under it again, so a chain of
+    fifty made the views of one connection cost seconds each (bench/HISTORY.md)."""
+    qualified = f'"{schema}"."{name}"' if schema else f'"{name}"'
+    con.execute(f"create or replace view {qualified} with (defer_binding) as\n{sql}")
 
 
 class DuckTarget:

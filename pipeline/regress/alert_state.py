@@ -32,6 +32,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 
 from pipeline.common.duck import is_remote
 from pipeline.engine.catalog import alerts_view
+from pipeline.engine.run import create_view
 from pipeline.store.delta import DeltaStore, WarehouseTableError, storage_options
 from pipeline.store.warehouse import DeltaLease, WarehouseLock
 
@@ -176,7 +177,7 @@ def install_alerts(con: duckdb.DuckDBPyConnection, root_uri: str) -> int:
     con.execute("create or replace table alert_state as select * from alert_state_rows")
     con.unregister("alert_state_rows")
     model = alerts_view()
-    con.execute(f'create or replace view "{model.name}" as\n{model.sql}')
+    create_view(con, model.name, model.sql)
     return state.num_rows
 
 

@@ -109,7 +109,7 @@ def publish_main_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     public = [r[0] for r in rows if not is_internal(r[0])]
     con.execute("use main")
     for name in public:
-        con.execute(f'create or replace view main."{name}" as select * from {INTERNAL_SCHEMA}."{name}"')
+        create_view(con, name, f'select * from {INTERNAL_SCHEMA}."{name}"', schema="main")
     stale = con.execute(
         """select view_name from duckdb_views()
            where schema_name = 'main' and database_name = current_database() and not internal and not temporary""",
