@@ -2,6 +2,7 @@
 
     python -m bench.deep                       # depths 100, 300, 1000
     python -m bench.deep --depths 100,300 --limit 500   # fewer points (a quick look)
+    python -m bench.deep --depths "" --releases 680     # the release axis alone (issue 57)
 
 Per depth, in fresh processes: `make run`'s command on an empty warehouse (wall, peak RSS, each
 Dagster step, each model of the DuckDB build from the `liger_duckdb` materialization's metadata),
@@ -20,59 +21,79 @@ import time
 from pathlib import Path
 
 from bench import floor
-from bench.generate_deep import generate_deep, write_deep_rerun
+from bench.generate_deep import RELEASES, WEEKLY, Axis, generate_deep, write_deep_rerun
 from bench.measure import measure_callable, result_row, write_table
 from bench.run import PROJECT, machine, run_pipeline
 
 DEPTHS = (100, 300, 1000)
+# the release axis (issue 57): upstream's history at about 680 releases a series point
+RELEASE_DEPTH = 680
 # seconds under this at the deepest depth are fixed cost and timer noise: no growth is read from them
 GROWTH_MIN_S = 0.2
 
 
-def model_seconds(home: Path) -> dict[str, float]:
-    """Each model's seconds in the last `liger_duckdb` materialization of the instance at ``home``."""
+def model_build(home: Path) -> tuple[dict[str, float], dict[str, str]]:
+    """Each model's seconds, and how it was refreshed ('full', 'N key(s)', ...), in the last
+    `liger_duckdb` materialization of the instance at ``home``."""
     import dagster as dg
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("liger_duckdb"))
     metadata = event.asset_materialization.metadata if event else {}
-    found = metadata.get("seconds_per_model")
-    return dict(found.value) if found is not None else {}
+    seconds, refreshed = metadata.get("seconds_per_model"), metadata.get("refreshed")
+    return (dict(seconds.value) if seconds else {}), (dict(refreshed.value) if refreshed else {})
 
 
-def bench_depth(depth: int, work: Path, limit: int | None) -> dict:
+def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY) -> dict:
     """One depth: the full build, the floor, one new run of every series; the figures as a dict."""
-    data, runs = work / f"deep-{depth}" / "data", work / f"deep-{depth}" / "runs"
+    case = f"deep-{depth}" if axis is WEEKLY else f"{axis.name}-{depth}"
+    data, runs = work / case / "data", work / case / "runs"
     shutil.rmtree(runs, ignore_errors=True)
     if not (data / ".complete").exists():
         shutil.rmtree(data, ignore_errors=True)
-        print(f"[deep {depth}] generating", flush=True)
-        generate_deep(data, depth, limit=limit)
+        print(f"[{case}] generating", flush=True)
+        generate_deep(data, depth, limit=limit, axis=axis)
         (data / ".complete").touch()
     rows = sum(sum(1 for _ in p.open()) - 1 for p in (data / "liger_csv").glob("*.csv"))
     wh, home = runs / "warehouse", runs / "dagster_home"
-    print(f"[deep {depth}] full build, {rows:,} rows", flush=True)
+    print(f"[{case}] full build, {rows:,} rows", flush=True)
     full = run_pipeline(data, wh, home)
-    models = model_seconds(home)
-    print(f"[deep {depth}]   {full['wall_s']:.1f} s, peak {full['peak_rss_mb']:.0f} MB", flush=True)
+    models, _ = model_build(home)
+    print(f"[{case}]   {full['wall_s']:.1f} s, peak {full['peak_rss_mb']:.0f} MB", flush=True)
     parse = measure_callable(floor.CASES["duckdb_csv_plain"], data, runs / "floor")
-    extra = write_deep_rerun(data, depth, limit=limit)
+    extra = write_deep_rerun(data, depth, limit=limit, axis=axis)
     try:
-        print(f"[deep {depth}] one new run of every series", flush=True)
+        print(f"[{case}] one new run of every series", flush=True)
         inc = run_pipeline(data, wh, home)
     finally:
         extra.unlink(missing_ok=True)
     if inc["committed"] is None or inc["committed"][1] != "incremental":
-        raise RuntimeError(f"[deep {depth}] the new run did not commit incrementally: {inc['committed']}")
+        raise RuntimeError(f"[{case}] the new run did not commit incrementally: {inc['committed']}")
+    inc_models, inc_refreshed = model_build(home)
+    print(f"[{case}]   {inc['wall_s']:.1f} s ({inc['wall_s'] / full['wall_s']:.0%} of the full build)", flush=True)
+    print("\n".join(model_lines(models, inc_models, inc_refreshed)), flush=True)
     return {
         "depth": depth,
+        "label": case.replace("-", " "),
         "rows": rows,
         "full": full,
         "models": models,
         "floor_s": parse["wall_s"],
         "incremental": inc,
-        "incremental_models": model_seconds(home),
+        "incremental_models": inc_models,
+        "incremental_refreshed": inc_refreshed,
     }
+
+
+def model_lines(full: dict[str, float], new_run: dict[str, float], refreshed: dict[str, str]) -> list[str]:
+    """Each model's seconds in the full build and in one new run, and how the new run refreshed it; a
+    stored model recomputed whole in the new run is flagged."""
+    lines = ["| model | full build, s | one new run, s | refreshed in the new run |", "|---|---:|---:|---|"]
+    for name in sorted(set(full) | set(new_run), key=lambda m: -full.get(m, 0.0)):
+        how = refreshed.get(name, "")
+        flag = " **FULL**" if how == "full" else ""
+        lines.append(f"| {name} | {full.get(name, 0.0):.2f} | {new_run.get(name, 0.0):.2f} | {how}{flag} |")
+    return lines
 
 
 def growth_exponent(t1: float, t2: float, d1: int, d2: int) -> float:
@@ -105,7 +126,7 @@ def _growth_lines(found: list[dict]) -> list[str]:
 def write_results(found: list[dict], out: Path, note: str) -> str:
     results = []
     for f in found:
-        full, inc, label = f["full"], f["incremental"], f"deep {f['depth']}"
+        full, inc, label = f["full"], f["incremental"], f["label"]
         results.append(result_row("deep_full", label, f["rows"], full["wall_s"], full["peak_rss_mb"]))
         results.append(result_row("floor_duckdb_csv_plain", label, f["rows"], f["floor_s"]))
         results.append(
@@ -114,24 +135,32 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
             )
         )
     table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
-    steps = ["| depth | Dagster step | full build, s | one new run, s |", "|---:|---|---:|---:|"]
+    steps = ["| case | Dagster step | full build, s | one new run, s |", "|---|---|---:|---:|"]
     for f in found:
         for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:7]:
-            steps.append(f"| {f['depth']} | {name} | {s:.1f} | {f['incremental']['steps'].get(name, 0.0):.1f} |")
-    deepest = found[-1]
-    costly = sorted(deepest["incremental_models"].items(), key=lambda kv: -kv[1])[:8]
-    incremental = [f"| {name} | {s:.2f} | {deepest['models'].get(name, 0.0):.2f} |" for name, s in costly]
-    text = (
-        f"# Deep history (issue 47; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
-        f"Machine: {machine()}. {note}\n\nThe shipped series points at N runs each (`bench/generate_deep.py`). "
-        "ratio = wall time / DuckDB's bare parse of the same CSVs; one new run's ratio = its wall time / the "
-        f"full build.\n\n{table}\n## Full build by Dagster step\n\n" + "\n".join(steps) + "\n\n"
+            steps.append(f"| {f['label']} | {name} | {s:.1f} | {f['incremental']['steps'].get(name, 0.0):.1f} |")
+    weekly = [f for f in found if f["label"].startswith("deep")]
+    growth = (
         "## Each model of the DuckDB build (full build), and how it grows with depth\n\n"
-        + "\n".join(_growth_lines(found))
-        + f"\n\n## The costliest models of one new run at depth {deepest['depth']}\n\n"
-        + "| model | one new run, s | full build, s |\n|---|---:|---:|\n"
-        + "\n".join(incremental)
-        + "\n"
+        + "\n".join(_growth_lines(weekly))
+        + "\n\n"
+        if weekly
+        else ""
+    )
+    cases = [f for f in (weekly[-1:] + [f for f in found if f not in weekly]) if f]
+    per_model = "".join(
+        f"## Each model at {f['label']}: the full build and one new run (a stored model recomputed whole in the "
+        "new run is flagged **FULL**)\n\n"
+        + "\n".join(model_lines(f["models"], f["incremental_models"], f["incremental_refreshed"]))
+        + "\n\n"
+        for f in cases
+    )
+    text = (
+        f"# Deep history (issues 47, 57; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
+        f"Machine: {machine()}. {note}\n\nThe shipped series points at N runs each (`bench/generate_deep.py`): "
+        "'deep N' a run a week, one version each; 'release N' one run per release, every three days, years in the "
+        "past. ratio = wall time / DuckDB's bare parse of the same CSVs; one new run's ratio = its wall time / the "
+        f"full build.\n\n{table}\n## Full build by Dagster step\n\n" + "\n".join(steps) + "\n\n" + growth + per_model
     )
     (out / "deep.md").write_text(text)
     return text
@@ -144,8 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default=str(PROJECT / "bench" / "work"))
     ap.add_argument("--out", default=str(PROJECT / "bench" / "results"))
     ap.add_argument("--note", default="", help="a line about the machine's state (load) for the results")
+    ap.add_argument("--releases", type=int, default=RELEASE_DEPTH, help="releases of the release-axis case (0: none)")
     args = ap.parse_args(argv)
     found = [bench_depth(int(d), Path(args.work), args.limit) for d in args.depths.split(",") if d.strip()]
+    if args.releases:
+        found.append(bench_depth(args.releases, Path(args.work), args.limit, RELEASES))
     print(write_results(found, Path(args.out), args.note))
     return 0
 

@@ -12,6 +12,8 @@ runs::
   share its timestamp (one kernel per timestamp, as upstream's files), each kernel a minute apart.
 * Run r is Liger version ``0.<r // 100 + 1>.<r % 100>``: one run per version, as a long CI history
   of releases and dev builds; `write_deep_rerun` adds one more run of the newest version.
+* ``axis=RELEASES`` (issue 57): the release axis instead, one run per release numbered as upstream
+  does (``0.<r // 40>.<r % 40>``), every three days, ending years in the past (2025-03-01).
 * Values are the point's newest shipped p20/p50/p80 scaled per run by a run-to-run wobble (log-normal,
   3 %, clipped to 10 %) and by each kernel and GPU's level, which moves by ×1.3 (either way) at a few
   runs: lasting shifts for the regression layer to find. Memory rows keep p20 = p50 = p80.
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -70,7 +74,32 @@ def _levels(rng: np.random.Generator, groups: int, depth: int) -> np.ndarray:
     return np.exp(np.cumsum(moves * signs * np.log(SHIFT), axis=1))
 
 
-def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int) -> pl.DataFrame:
+@dataclass(frozen=True)
+class Axis:
+    """How a deep history's runs are laid out: the version of run r, and when it ran."""
+
+    name: str
+    end: int  # the newest run's time (epoch seconds)
+    spacing_s: int  # between consecutive runs
+    version: Callable[[int], str]
+
+
+def version(run: int) -> str:
+    return f"0.{run // 100 + 1}.{run % 100}"
+
+
+def release(run: int) -> str:
+    """Releases as upstream numbers them (minor series of a few dozen patch releases)."""
+    return f"0.{run // 40}.{run % 40}"
+
+
+# the commit-era CI history: a run a week, up to the present
+WEEKLY = Axis("weekly", END, WEEK_S, version)
+# the release axis (issue 57): one run per release, every few days, years in the past
+RELEASES = Axis("release", int(datetime(2025, 3, 1, tzinfo=UTC).timestamp()), 3 * 86400, release)
+
+
+def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int, axis: Axis = WEEKLY) -> pl.DataFrame:
     """``points`` at the run indexes ``runs`` (of a history ``depth`` runs deep), upstream's columns."""
     rng = np.random.default_rng([seed, 47])
     kernels = points["kernel_name"].unique(maintain_order=True).to_list()
@@ -85,7 +114,7 @@ def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int) ->
     # whichever slice of runs is written
     wobble = np.exp(np.clip(rng.normal(0.0, WOBBLE_SIGMA, (depth + 1, n)), -WOBBLE_MAX, WOBBLE_MAX))
     scale = wobble[run, point] * levels[group_id[point], np.minimum(run, depth - 1)]
-    ts = END - (depth - 1 - run) * WEEK_S + kernel_id[point] * 60
+    ts = axis.end - (depth - 1 - run) * axis.spacing_s + kernel_id[point] * 60
     frame = points[point]
     return frame.with_columns(
         (pl.col("y_value_50") * scale).alias("y_value_50"),
@@ -98,12 +127,8 @@ def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int) ->
         .otherwise(pl.col("y_value_80") * scale)
         .alias("y_value_80"),
         pl.Series("timestamp", ts * 1000).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%d %H:%M:%S"),
-        pl.Series("liger_version", [version(min(r, depth - 1)) for r in runs]).gather(run - runs.min()),
+        pl.Series("liger_version", [axis.version(min(r, depth - 1)) for r in runs]).gather(run - runs.min()),
     ).select(list(CSV_COLUMNS))
-
-
-def version(run: int) -> str:
-    return f"0.{run // 100 + 1}.{run % 100}"
 
 
 def _write(frame: pl.DataFrame, out: Path, tag: int) -> Path:
@@ -113,7 +138,9 @@ def _write(frame: pl.DataFrame, out: Path, tag: int) -> Path:
     return path
 
 
-def generate_deep(out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None) -> dict:
+def generate_deep(
+    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY
+) -> dict:
     """Write the shipped points at ``depth`` runs each (``limit``: only the first points)."""
     points = shipped_points(limit=limit)
     out = Path(out_dir) / "liger_csv"
@@ -122,7 +149,7 @@ def generate_deep(out_dir: str | Path, depth: int, seed: int = 0, limit: int | N
     paths = []
     for first in range(0, depth, per_file):
         runs = np.arange(first, min(depth, first + per_file), dtype=np.int64)
-        paths.append(_write(deep_frame(points, runs, depth, seed), out, 0xD0000 + first))
+        paths.append(_write(deep_frame(points, runs, depth, seed, axis), out, 0xD0000 + first))
     return {
         "out_dir": str(out_dir),
         "points": len(points),
@@ -132,10 +159,12 @@ def generate_deep(out_dir: str | Path, depth: int, seed: int = 0, limit: int | N
     }
 
 
-def write_deep_rerun(out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None) -> Path:
-    """One more run of every point: the newest version measured again, a week after the history's end."""
+def write_deep_rerun(
+    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY
+) -> Path:
+    """One more run of every point: the newest version measured again, one spacing after the history's end."""
     points = shipped_points(limit=limit)
-    frame = deep_frame(points, np.array([depth], dtype=np.int64), depth, seed)
+    frame = deep_frame(points, np.array([depth], dtype=np.int64), depth, seed, axis)
     return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth)
 
 
@@ -145,8 +174,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--depth", type=int, required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=None, help="only the first N series points")
+    ap.add_argument("--releases", action="store_true", help="the release axis (one run per release, in the past)")
     a = ap.parse_args(argv)
-    print(json.dumps(generate_deep(a.out, a.depth, a.seed, a.limit)))
+    print(json.dumps(generate_deep(a.out, a.depth, a.seed, a.limit, RELEASES if a.releases else WEEKLY)))
 
 
 if __name__ == "__main__":
