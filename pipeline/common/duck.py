@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
@@ -46,10 +46,9 @@ def s3_filesystem():
 def _warm_listing(fs, remote_root: str) -> None:
     """List the warehouse's objects once (a few LIST requests per thousand files): fsspec then
     answers each listed file's size without a HEAD request per file and per open."""
-    try:
+    # an empty or unreadable prefix is not an error here: the reads that follow say what is wrong
+    with suppress(FileNotFoundError, PermissionError):
         fs.remember(remote_root.split("://", 1)[1].rstrip("/"))
-    except (FileNotFoundError, PermissionError):
-        pass  # an empty or unreadable prefix: the reads that follow say what is wrong
 
 
 def connect(

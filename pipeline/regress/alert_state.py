@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -128,10 +128,9 @@ def merge_state(root_uri: str, rows: list[dict], columns: tuple[str, ...], attem
             except TableNotFoundError:
                 # created empty, then merged into: two first writers at once (a run's first delivery and
                 # an ack) both merge, where two appends would give one alert two rows
-                try:
+                # failing, the other writer created it: merge into theirs (or fail below, by name)
+                with suppress(DeltaError, OSError):
                     write_deltalake(uri, SCHEMA.empty_table(), mode="append", storage_options=options)
-                except (DeltaError, OSError):
-                    pass  # the other writer created it: merge into theirs (or fail below, by name)
                 dt = DeltaTable(uri, storage_options=options)
             (
                 dt.merge(table, predicate="t.alert_id = s.alert_id", source_alias="s", target_alias="t")

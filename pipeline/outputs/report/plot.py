@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -23,6 +24,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "plot_sweep",
@@ -240,7 +243,8 @@ class PlotBatch:
                     if not future.cancelled():
                         plot.png = future.result()
         except BrokenProcessPool:
-            pass  # a forked helper died (a native library's state copied mid-update): drawn here instead
+            # a forked helper died (a native library's state copied mid-update): what it left is drawn below
+            log.warning("a plot helper died; drawing the rest in this process")
         for plot, draw, args in todo:
             if not plot.png:
                 plot.png = draw(*args)
