@@ -168,9 +168,9 @@ ALLOWED_INTERPOLATIONS = {
     },
     # the model engine: model names and bodies are our own sql/ files; a keyed refresh's columns and
     # source view come from our own MODEL headers, the rest are the build's own temp table names
-    "pipeline/engine/run.py": {"name", "sql", "model.name", "relation"},
+    # (`qualified`: a model's name, and the schema the caller names)
+    "pipeline/engine/run.py": {"qualified", "sql", "model.name", "relation"},
     "pipeline/engine/incremental.py": {
-        "model.name",
         "table",
         "definition",
         "name",
@@ -194,8 +194,6 @@ ALLOWED_INTERPOLATIONS = {
         "_on(key, quoted)",
         "', '.join(grain + merged)",
     },
-    # the alerts view: our own sql/regress/alerts/alerts.sql
-    "pipeline/regress/alert_state.py": {"model.name", "model.sql"},
     # the gate: the module's own column list and a base's predicate (one of two constants, value bound as $base)
     "pipeline/outputs/gate/base.py": {"base.where", "FACT_COLUMNS"},
     "pipeline/outputs/gate/candidate.py": {"FACT_COLUMNS"},
