@@ -5,8 +5,8 @@ Each run's checks read the facts that run committed (`run_seq`); a full warehous
 `LIGER_FULL_CHECK_EVERY`-th run check every fact (pipeline/serve/checks.check_scope). They run as one
 step on one connection over the published state: a step and a connection each (the views over every
 table's files) cost more than most checks' own queries. Each check is still its own result in the UI,
-and a selection of some of them runs only those. A run's checks are evaluated beside the DuckDB build,
-which they do not read (`start_checks_beside_build`); the step reports that result.
+and a selection of some of them runs only those. The step computes what it reports: no thread of
+another step evaluates them.
 """
 
 from collections.abc import Callable, Iterator
