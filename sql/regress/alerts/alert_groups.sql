@@ -1,6 +1,6 @@
 /* MODEL
 name: alert_groups
-kind: VIEW
+kind: FULL
 grain: [alert_id]
 depends_on: [alert_harness, alert_kernels, alert_member_status, alert_members, alert_suspects, alert_toolchain, commit_change, commit_ranges, series_steps, verdicts]
 */
