@@ -34,8 +34,9 @@ def spark_master() -> str:
     return load().spark_master
 
 
-def spark_session(master: str | None = None, app_name: str = "liger-views"):
-    """``sc://host:15002`` connects through Spark Connect; anything else is a classic master URL."""
+def spark_session(master: str | None = None, app_name: str = "liger-views", conf: dict[str, str] | None = None):
+    """``sc://host:15002`` connects through Spark Connect; anything else is a classic master URL.
+    ``conf``: further settings for a classic master, applied before the JVM starts."""
     from pyspark.sql import SparkSession
 
     master = master or spark_master()
@@ -48,7 +49,7 @@ def spark_session(master: str | None = None, app_name: str = "liger-views"):
     else:
         builder = builder.master(master)
         extra = LOCAL_CONF if master.startswith("local") else {}
-        for key, value in extra.items():
+        for key, value in {**extra, **(conf or {})}.items():
             builder = builder.config(key, value)
         for key, value in SPARK_CONF.items():
             builder = builder.config(key, value)
