@@ -95,9 +95,11 @@ class Settings(BaseSettings):
     )
     git_repo: str = Field("", description="a Liger-Kernel clone to backfill from (blank: none)")
     reader_memory: str = Field("1500MB", description="DuckDB memory per staging connection")
-    # Leaves room for what the merge holds beside DuckDB (Arrow batches, delta-rs buffers), so a
-    # 10 M-fact run stays under the 4 GB peak RSS target; more memory bought little time for much RSS.
-    build_memory: str = Field("2GB", description="DuckDB memory of the merge and the liger.duckdb build")
+    # Unset: the liger.duckdb build takes a share of the machine (`build_memory()`), the merge and the
+    # readers MERGE_MEMORY. Set: every one of them takes this.
+    build_memory: str | None = Field(
+        None, description="DuckDB memory of the merge, the liger.duckdb build and its readers (blank: derived)"
+    )
     lock_timeout_s: float = Field(600.0, gt=0, description="how long a run waits for the warehouse lock")
     lease_ttl_s: float = Field(
         900.0, gt=0, description="object storage: a run's lease lasts this long unless renewed (tests shorten it)"
@@ -298,8 +300,39 @@ def reader_memory() -> str:
     return load().reader_memory
 
 
+# The merge holds Arrow batches and delta-rs buffers beside DuckDB's memory (a 10 M-fact merge at 3 GB
+# peaked at 5.1 GB), and the report and the dashboard read side by side: these keep 2 GB.
+MERGE_MEMORY = "2GB"
+# The liger.duckdb build holds little beside DuckDB (its process peaked about 0.3 GB over the limit).
+# Its default is not monotonic in effect: the release-axis deep case runs out of memory at 2 GB and
+# the 1,000-run case at 3 GB, both build at 2.5 GB (bench/HISTORY.md). So at most 2.5 GB, and at most
+# a quarter of a small machine's memory, at least 1 GB.
+BUILD_MEMORY_SHARE, BUILD_MEMORY_MIN_MB, BUILD_MEMORY_MAX_MB = 4, 1024, 2500
+
+
+def machine_memory_mb() -> int:
+    """The memory this process may use: the machine's, or its cgroup's limit when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    except OSError:
+        pass
+    return total // 2**20
+
+
 def build_memory() -> str:
-    return load().build_memory
+    """DuckDB's memory for the liger.duckdb build: LIGER_BUILD_MEMORY, else a share of the machine."""
+    if explicit := load().build_memory:
+        return explicit
+    share = machine_memory_mb() // BUILD_MEMORY_SHARE
+    return f"{min(max(share, BUILD_MEMORY_MIN_MB), BUILD_MEMORY_MAX_MB)}MB"
+
+
+def merge_memory() -> str:
+    """DuckDB's memory for the merge and for each reader of liger.duckdb: LIGER_BUILD_MEMORY, else 2 GB."""
+    return load().build_memory or MERGE_MEMORY
 
 
 def lock_timeout_s() -> float:

@@ -126,18 +126,18 @@ def _reader_spill() -> Path:
 @contextmanager
 def open_readonly(db_path: str | Path, remote_root: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The published ``liger.duckdb``, read-only (its tables may be on S3), for the pipeline's own
-    readers (report, dashboard). Bounded like the build (LIGER_BUILD_MEMORY) and spilling to a
+    readers (report, dashboard). Bounded like the merge (`config.merge_memory`) and spilling to a
     folder of the process's own, removed when its last reader closes: unbounded, DuckDB takes up to
     80 % of the RAM for one aggregate, and the dashboard's over a large warehouse made the run's peak
     several times the bound. Readers open at once share the database and its bound."""
-    from pipeline.config import build_memory, warehouse_uri
+    from pipeline.config import merge_memory, warehouse_uri
 
     root = remote_root if remote_root is not None else warehouse_uri()
     with _READERS["lock"]:
         _READERS["open"] += 1
     try:
         con = connect(
-            Path(db_path), read_only=True, remote_root=root, memory_limit=build_memory(), temp_dir=_reader_spill() / "d"
+            Path(db_path), read_only=True, remote_root=root, memory_limit=merge_memory(), temp_dir=_reader_spill() / "d"
         )
         try:
             yield con

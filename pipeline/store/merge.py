@@ -27,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.common import duck, failpoints
-from pipeline.config import load
+from pipeline.config import load, merge_memory
 from pipeline.contracts.rules import FOLD_RULES, RECORD_KEY, fold_heuristic_sql
 from pipeline.contracts.sources import SourceFile
 from pipeline.contracts.tables import DIM_KEYS, SCHEMAS
@@ -101,7 +101,7 @@ class Merger:
         self.wh, self.staging = wh, staging
         # Read (and validated) before the run takes the lock: a bad value commits nothing.
         self.settings = load()
-        self.memory_limit = self.settings.build_memory
+        self.memory_limit = merge_memory()
 
     # -- reading the published state -------------------------------------------------------
     def _register_published(self, con: duckdb.DuckDBPyConnection, pub: Published | None) -> None:

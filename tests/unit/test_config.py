@@ -143,3 +143,14 @@ def test_every_variable_of_the_settings_tree_is_listed_with_its_default_in_opera
     named = {v for r in rows for v in re.findall(r"`((?:LIGER|AWS|GITHUB)_[A-Z_]+)`", r.split(" | ")[0])}
     known = {f"{prefix}{f.upper()}" for tree, prefix in trees for f in tree.model_fields}
     assert named <= known, named - known  # the table names no variable the tree does not read
+
+
+def test_the_build_memory_is_a_share_of_the_machine_unless_set(monkeypatch):
+    monkeypatch.delenv("LIGER_BUILD_MEMORY", raising=False)
+    share = config.machine_memory_mb() // config.BUILD_MEMORY_SHARE
+    expected = min(max(share, config.BUILD_MEMORY_MIN_MB), config.BUILD_MEMORY_MAX_MB)
+    assert config.build_memory() == f"{expected}MB"
+    assert config.BUILD_MEMORY_MAX_MB <= 2500  # 3 GB ran out of memory at 1,000 runs a series (bench/HISTORY.md)
+    assert config.merge_memory() == config.MERGE_MEMORY == "2GB"
+    monkeypatch.setenv("LIGER_BUILD_MEMORY", "700MB")
+    assert config.build_memory() == config.merge_memory() == "700MB"
