@@ -9,6 +9,7 @@ names its variable (``LIGER_LOCK_TIMEOUT_S=abc`` -> "LIGER_LOCK_TIMEOUT_S: ...")
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
@@ -311,15 +312,14 @@ BUILD_MEMORY_SHARE, BUILD_MEMORY_MIN_MB, BUILD_MEMORY_MAX_MB = 4, 1024, 2500
 
 
 def machine_memory_mb() -> int:
-    """The memory this process may use: the machine's, or its cgroup's limit when lower."""
+    """The memory this process may use, in DuckDB's MB (10^6 bytes): the machine's, or its cgroup's
+    limit when lower."""
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    try:
+    with suppress(OSError):  # no cgroup v2 limit to read: the machine's memory
         limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
         if limit.isdigit():
             total = min(total, int(limit))
-    except OSError:
-        pass
-    return total // 2**20
+    return total // 10**6
 
 
 def build_memory() -> str:
