@@ -7,6 +7,9 @@ reads, what it creates and how it is kept, in sqlmesh's words (`kind`, `partitio
     partitioned_by: [kernel_name, gpu_name]
     partitions_from: fact_measurement  # the view whose rows carry the partition key (default)
     when_matched: {measurements: sum, last_seen: max}  # merge new rows into kept ones of equal grain
+    keep_while: "abs(n.x - k.x) < 0.05 * k.x"   # a versioned input: a kept row stays while this holds
+    run_column: computed_at_run        # stamped with the run that wrote the row
+    moved_by: {noise_judged: "select ... from noise_judged__moved"}  # partitions a moved input reaches
     grain: [kernel_name, gpu_name, step_rank]          # the columns that name one row (required, audited)
     fact_columns: [kernel_name]        # a view's columns taken unchanged from fact_measurement
     fact_steps: {columns: [axis, step_rank], sql: "select ... from touched"}
@@ -85,6 +88,18 @@ class ModelHeader(BaseModel):
     # column, or an expression: `list_median(flatten(list(p50_runs)))`). An incremental run then reads
     # the new facts only, not every fact of the touched partitions.
     when_matched: dict[str, str] = Field(default_factory=dict)
+    # A versioned input (the noise a verdict was judged at): on an incremental build the model is
+    # computed whole, and a row of a kept key that changed keeps its kept version while this predicate
+    # over the kept row `k` and the new one `n` holds. Rows beyond it, new keys and gone keys are
+    # replaced; their keys are the temp table `<name>__moved` for the models that read it (`moved_by`).
+    keep_while: str = ""
+    # The column the build stamps with the published run's number when it writes a row (NULL in the
+    # SQL): the run a versioned row was computed at.
+    run_column: str = ""
+    # versioned input (a model this one reads, directly or through others) -> a query over
+    # `<input>__moved` giving the partitions of this model its moved rows reach: refreshed beside the
+    # partitions new facts touch.
+    moved_by: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:
@@ -98,6 +113,8 @@ class ModelHeader(BaseModel):
             raise ValueError("kind INCREMENTAL_BY_PARTITION needs partitioned_by")
         if self.when_matched and not self.partitioned_by:
             raise ValueError("when_matched needs partitioned_by")
+        if (self.keep_while or self.moved_by or self.run_column) and not self.partitioned_by:
+            raise ValueError("keep_while, run_column and moved_by need partitioned_by")
         for column, rule in self.when_matched.items():
             # a function alone must merge its own results (a median of medians is not the median)
             if rule.isidentifier() and rule not in SELF_MERGING:

@@ -31,6 +31,7 @@ def refresh_models(
     moved: bool = False,
     keep_views: bool = False,
     lookups: Iterable[str] = (),
+    seq: int | None = None,
 ) -> dict:
     """``models`` in dependency order on a connection that has their inputs: a VIEW as a view, a
     stored model as ``<name>__materialized`` (its query kept as view ``<name>__definition``),
@@ -38,8 +39,9 @@ def refresh_models(
     are of. ``moved``: an earlier fact now belongs to another gh-pages run (a new sighting), so
     partitions finer than the fact's own columns may have lost it: those models are recomputed
     whole. ``keep_views``: the file has the models' views already. ``lookups``: small tables a
-    model may read beside its source without reading the facts again."""
-    refresh = _Refresh(con, models, since_seq, moved, frozenset(lookups))
+    model may read beside its source without reading the facts again. ``seq``: the run the build
+    brings the file to (stamped in a model's `run_column`)."""
+    refresh = _Refresh(con, models, since_seq, moved, frozenset(lookups), seq)
     applied, refreshed, seconds = [], {}, {}
     try:
         for model in models:
@@ -72,14 +74,19 @@ class _Refresh:
     since_seq: int
     moved: bool
     lookups: frozenset[str]
+    seq: int | None = None
 
     def __post_init__(self) -> None:
         self.touched: dict[tuple, Touched] = {}
+        self.moved_rows: dict[str, int] = {}  # versioned model -> rows moved (`<name>__moved`)
+        self.widened: list[Touched] = []
         self.fact_columns = {m.name: m.header.fact_columns for m in self.models}
         self.fact_steps = {m.name: m.header.fact_steps for m in self.models}
 
     def model(self, model: SqlModel, definition: str, table: str, full: bool) -> str:
         con, header = self.con, model.header
+        if header.keep_while:
+            return self.versioned(model, definition, table, full)
         key, source = list(header.partitioned_by), header.partitions_from
         finer = source != "fact_measurement"
         if full or not duck.has_tables(con, table) or not key or (finer and self.moved):
@@ -87,15 +94,66 @@ class _Refresh:
             return "full"
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
-        found = self._touched(source, key)
-        finer_deps = [
-            m.name
-            for m in self.models
-            if m.name in header.depends_on
-            and m.header.partitions_from == source
-            and set(key) <= set(m.header.partitioned_by)
-        ]
-        return found.refresh(con, model, definition, table, finer_deps, self.lookups)
+        found = self._moved_by(model, self._touched(source, key))
+        return found.refresh(con, model, definition, table, self._finer_deps(model), self.lookups)
+
+    def _finer_deps(self, model: SqlModel) -> list[str]:
+        """The stored models ``model`` reads, directly or through views, keyed on its source by a key
+        holding its own: their rows of key K come from the source's rows of K alone."""
+        by_name = {m.name: m for m in self.models}
+        key, source = set(model.header.partitioned_by), model.header.partitions_from
+        found, seen, todo = [], set(), list(model.header.depends_on)
+        while todo:
+            dep = by_name.get(name := todo.pop())
+            if dep is None or name in seen:
+                continue
+            seen.add(name)
+            if not dep.materialize:
+                todo += dep.header.depends_on
+            elif dep.header.partitions_from == source and key <= set(dep.header.partitioned_by):
+                found.append(name)
+        return sorted(found)
+
+    def versioned(self, model: SqlModel, definition: str, table: str, full: bool) -> str:
+        """A versioned input (`keep_while`): computed whole, then a kept key's row is replaced only
+        when its new row is beyond `keep_while`; new and gone keys are replaced too. The keys
+        replaced are `<name>__moved`, for the models that list it in `moved_by`."""
+        con, header, key = self.con, model.header, list(model.header.partitioned_by)
+        new, moved = f"{model.name}__new", f"{model.name}__moved"
+        con.execute(f'create or replace temp table {new} as select * from "{definition}"')
+        if header.run_column and self.seq is not None:
+            con.execute(f'update {new} set "{header.run_column}" = {int(self.seq)}')
+        if full or not duck.has_tables(con, table):
+            con.execute(f'create or replace table "{table}" as select * from {new}')
+            con.execute(f"drop table {new}")
+            return "full"
+        columns = [d[0] for d in con.execute(f"select * from {new} limit 0").description]
+        same = " and ".join(f'k."{c}" is not distinct from n."{c}"' for c in columns if c != header.run_column)
+        keys = ", ".join(f'coalesce(n."{c}", k."{c}") as "{c}"' for c in key)
+        con.execute(f"""create or replace temp table {moved} as
+            select {keys} from (select *, true as kept__ from "{table}") k
+            full outer join (select *, true as new__ from {new}) n on {_on(key, "k", "n")}
+            where k.kept__ is null or n.new__ is null or not ({same}) and not coalesce({header.keep_while}, false)""")
+        count = self.moved_rows[model.name] = duck.scalar(con, f"select count(*) from {moved}")
+        if count:
+            con.execute(f'delete from "{table}" t where exists (select 1 from {moved} m where {_on(key, "t", "m")})')
+            con.execute(
+                f'insert into "{table}" by name select n.* from {new} n semi join {moved} m on {_on(key, "n", "m")}'
+            )
+        con.execute(f"drop table {new}")
+        return f"{count} row(s) moved, the rest kept"
+
+    def _moved_by(self, model: SqlModel, found: Touched) -> Touched:
+        """``found`` and the partitions that the moved rows of a versioned input reach (`moved_by`)."""
+        queries = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
+        if not queries:
+            return found
+        wider = Touched(found.source, found.key, f"touched_wider_{len(self.widened)}", found.fact_key)
+        union = " union ".join([f"select {', '.join(found.key)} from {found.keys}", *(f"({q})" for q in queries)])
+        self.con.execute(f"create or replace temp table {wider.keys} as {union}")
+        wider.hash_keys(self.con)
+        self.widened.append(wider)
+        return wider
 
     def _touched(self, source: str, key: list[str]) -> Touched:
         if (source, tuple(key)) not in self.touched:
@@ -108,8 +166,10 @@ class _Refresh:
         return self.touched[(source, tuple(key))]
 
     def drop(self) -> None:
-        for t in self.touched.values():
+        for t in (*self.touched.values(), *self.widened):
             t.drop(self.con)
+        for name in self.moved_rows:
+            self.con.execute(f"drop table if exists {name}__moved")
         self.con.execute("drop table if exists new_fact_digest")
         self.con.execute("drop table if exists new_fact_provenance")
 
@@ -233,17 +293,21 @@ class Touched:
         else:
             with _new_facts(con, since_seq):
                 con.execute(f"create or replace temp table {t.keys} as select distinct {', '.join(key)} from {source}")
-        t.count = duck.scalar(con, f"select count(*) from {t.keys}")
-        con.execute(
-            f"create or replace temp table {t.keys}_key_hash as "
-            f"select distinct hash({', '.join(key)}) as h from {t.keys}"
-        )
-        if fact_key:
-            con.execute(
-                f"create or replace temp table {t.keys}_fact_hash as "
-                f"select distinct hash({', '.join(fact_key)}) as h from {t.keys}"
-            )
+        t.hash_keys(con)
         return t
+
+    def hash_keys(self, con) -> None:
+        """The count of the touched keys, and the hashes the narrowed views filter on."""
+        self.count = duck.scalar(con, f"select count(*) from {self.keys}")
+        con.execute(
+            f"create or replace temp table {self.keys}_key_hash as "
+            f"select distinct hash({', '.join(self.key)}) as h from {self.keys}"
+        )
+        if self.fact_key:
+            con.execute(
+                f"create or replace temp table {self.keys}_fact_hash as "
+                f"select distinct hash({', '.join(self.fact_key)}) as h from {self.keys}"
+            )
 
     def _source_narrowed(self, con, name: str):
         """The source's rows whose key hashes like a touched key's: a superset of the touched keys' rows

@@ -50,6 +50,11 @@ re-run points):
   overlapping the next, and a boundary counts in the window where it lies in the middle half.
   Its cost grows with the steps of a sweep, not their square (docs/regressions.md, issue 47);
   0 segments every chain whole.
+* ``noise_tolerance = 0.05``: a verdict is judged against the noise as it was measured when the
+  verdict was judged (``noise_judged``); a later run re-judges the pairs of a GPU, metric and
+  duration bucket only when its threshold moved by 5 % of itself or more (or its row became trusted,
+  untrusted, new or gone). 0 re-judges every pair whenever any noise figure changes
+  (docs/regressions.md, issue 57).
 """
 
 from __future__ import annotations
@@ -150,6 +155,12 @@ class RegressionSettings(BaseModel):
         le=100_000,
         description="Levels of a sweep's chain that PELT segments at once (0: the whole chain); at least 8.",
     )
+    noise_tolerance: float = Field(
+        0.05,
+        ge=0.0,
+        le=1.0,
+        description="A judged bucket's threshold is kept while the new one differs by less than this share of it.",
+    )
 
 
 _COLUMNS: dict[str, str] = {
@@ -167,6 +178,7 @@ _COLUMNS: dict[str, str] = {
     "settle_runs": "integer",
     "change_point_penalty": "double",
     "change_point_window": "integer",
+    "noise_tolerance": "double",
 }
 assert set(_COLUMNS) == set(RegressionSettings.model_fields), "settings table out of sync"
 

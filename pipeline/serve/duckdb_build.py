@@ -271,14 +271,18 @@ def built_state(wh: Warehouse) -> dict:
         return _state(con)
 
 
-def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
-    """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
-    so a file being built aside here belongs to a killed build and goes."""
-    # `*.tmp*`: a build killed before its checkpoint also leaves the copy's write-ahead log (`.tmp.wal`)
+def _clear_leftovers(wh: Warehouse) -> None:
+    """What a killed build left: its copy, the copy's write-ahead log (`.tmp.wal`), its spill folder."""
     for leftover in wh.local.glob(".liger.duckdb.*.tmp*"):
         leftover.unlink(missing_ok=True)
     for spill in wh.temp_dir.glob("duckdb-.liger.duckdb.*.tmp"):
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
+    """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
+    so a file being built aside here belongs to a killed build and goes."""
+    _clear_leftovers(wh)
     settings = settings or RegressionSettings()
     # The state names its warehouse: a file built from another warehouse (two warehouses sharing
     # LIGER_LOCAL_DIR) is never taken for this one's.
@@ -320,7 +324,9 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
             provenance = materialize_provenance(con, full, old.get("seq", 0))
         provenance_s = round(time.perf_counter() - started, 3)
         moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
-        done = refresh_models(con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES)
+        done = refresh_models(
+            con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES, published.seq
+        )
         done |= {"fact_provenance": provenance}
         started = time.perf_counter()
         with engine.naming("change_points", "PYTHON, PELT per sweep"):

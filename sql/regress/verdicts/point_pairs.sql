@@ -2,14 +2,15 @@
 name: point_pairs
 kind: VIEW
 grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
-depends_on: [noise_floor, point_evidence, regression_settings]
+depends_on: [noise_judged, point_evidence, regression_settings]
 */
 -- point_pairs: the evidence for one liger-family series and pair of consecutive steps, on both
 -- axes (versions, benchmarked commits), with the noise threshold it is judged against.
 --
 -- The rows of `point_evidence` (kept per series, refreshed for the series a snapshot touches),
 -- plus:
---   threshold        the noise threshold (noise_floor) measured on the point's GPU for its metric:
+--   threshold        the noise threshold (noise_judged: noise_floor as its pairs were judged) measured
+--                    on the point's GPU for its metric:
 --                    at its duration when that bucket is trusted (enough re-run sweeps), else
 --                    over all durations of that GPU and metric when trusted, else the default
 --                    of regression_settings (never another GPU's re-runs);
@@ -17,8 +18,7 @@ depends_on: [noise_floor, point_evidence, regression_settings]
 --   threshold_source where it came from, in words (the reasons quote it);
 --   threshold_log    ln(1 + threshold);
 --   min_detectable_change  the smallest relative change this pair could tell from noise.
--- A view: a new snapshot moves the noise floor of its GPU, and so the threshold of every pair on
--- it; joining the few noise_floor rows costs less than writing the pairs again.
+-- A view: joining the few noise rows costs less than writing the pairs again.
 -- Judged in `verdicts` (the one place of the verdict rule).
 with with_threshold as (
     select
@@ -47,18 +47,18 @@ with with_threshold as (
         ) as threshold_source
     from point_evidence
     cross join regression_settings
-    left join noise_floor as bucket_noise
+    left join noise_judged as bucket_noise
         on bucket_noise.scope = 'bucket'
         and bucket_noise.trusted
         and bucket_noise.gpu_name = point_evidence.gpu_name
         and bucket_noise.metric_name = point_evidence.metric_name
         and bucket_noise.duration_bucket = point_evidence.duration_bucket
-    left join noise_floor as gpu_noise
+    left join noise_judged as gpu_noise
         on gpu_noise.scope = 'gpu'
         and gpu_noise.trusted
         and gpu_noise.gpu_name = point_evidence.gpu_name
         and gpu_noise.metric_name = point_evidence.metric_name
-    left join noise_floor as any_noise
+    left join noise_judged as any_noise
         on any_noise.scope = 'gpu'
         and any_noise.gpu_name = point_evidence.gpu_name
         and any_noise.metric_name = point_evidence.metric_name

@@ -1,8 +1,17 @@
 /* MODEL
 name: verdicts
-kind: FULL
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, axis]
+partitions_from: ranked_measurements
 grain: [level, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
 depends_on: [point_pairs, regression_settings, sweep_pairs]
+moved_by:
+  noise_judged: >-
+    select distinct e.kernel_name, e.kernel_operation_mode, e.metric_name, e.gpu_name, e.x_name,
+    e.extra_config, e.axis
+    from point_evidence as e inner join noise_judged__moved as m
+    on m.gpu_name = e.gpu_name and m.metric_name = e.metric_name
+    and (m.scope = 'gpu' or m.duration_bucket = e.duration_bucket)
 */
 -- verdicts: THE verdict rule, for single points and whole sweeps, on both axes.
 --
@@ -39,6 +48,8 @@ depends_on: [point_pairs, regression_settings, sweep_pairs]
 --   improvement   better, likewise.
 -- Without a reference measured beside it the raw change alone is judged and
 -- the reason says so.
+-- Kept per sweep (the partition: every point and the sweep's own pairs, both axes): a new run judges
+-- again the sweeps it touched and the sweeps whose judged noise moved (noise_judged), no others.
 with evidence as (
     select
         'point' as level,
