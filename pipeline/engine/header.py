@@ -10,6 +10,7 @@ reads, what it creates and how it is kept, in sqlmesh's words (`kind`, `partitio
     keep_while: "abs(n.x - k.x) < 0.05 * k.x"   # a versioned input: a kept row stays while this holds
     run_column: computed_at_run        # stamped with the run that wrote the row
     moved_by: {noise_judged: "select ... from noise_judged__moved"}  # partitions a moved input reaches
+    chain: {steps: series_steps, within: [kernel_provider]}  # pairs of consecutive steps, kept per step
     grain: [kernel_name, gpu_name, step_rank]          # the columns that name one row (required, audited)
     fact_columns: [kernel_name]        # a view's columns taken unchanged from fact_measurement
     fact_steps: {columns: [axis, step_rank], sql: "select ... from touched"}
@@ -62,6 +63,21 @@ class FactSteps(BaseModel):
     sql: str
 
 
+class Chain(BaseModel):
+    """A model of pairs of consecutive steps (a `lag` over a chain): its row of a pair is named by the
+    pair's later step (``to_step``), and reads its partition's rows at that step and at the step
+    before it in the chain of ``steps`` (a stored model keyed by the partition and ``step``; the
+    chains split further by ``within``, e.g. the provider). A new step S is refreshed with the pair
+    ending at S and the pair after it, from the rows of those steps and of the steps before them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    steps: str
+    step: str = "step_rank"
+    to_step: str = "to_step_rank"
+    within: tuple[str, ...] = ()
+
+
 class ModelHeader(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,6 +116,8 @@ class ModelHeader(BaseModel):
     # `<input>__moved` giving the partitions of this model its moved rows reach: refreshed beside the
     # partitions new facts touch.
     moved_by: dict[str, str] = Field(default_factory=dict)
+    # pairs of consecutive steps refreshed per step, not per partition (see Chain)
+    chain: Chain | None = None
 
     @model_validator(mode="after")
     def _defaults(self) -> ModelHeader:
@@ -113,8 +131,8 @@ class ModelHeader(BaseModel):
             raise ValueError("kind INCREMENTAL_BY_PARTITION needs partitioned_by")
         if self.when_matched and not self.partitioned_by:
             raise ValueError("when_matched needs partitioned_by")
-        if (self.keep_while or self.moved_by or self.run_column) and not self.partitioned_by:
-            raise ValueError("keep_while, run_column and moved_by need partitioned_by")
+        if (self.keep_while or self.moved_by or self.run_column or self.chain) and not self.partitioned_by:
+            raise ValueError("keep_while, run_column, moved_by and chain need partitioned_by")
         for column, rule in self.when_matched.items():
             # a function alone must merge its own results (a median of medians is not the median)
             if rule.isidentifier() and rule not in SELF_MERGING:

@@ -4,6 +4,7 @@ kind: INCREMENTAL_BY_PARTITION
 partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, extra_config, axis]
 partitions_from: ranked_measurements
 grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
+chain: {steps: series_steps, within: [kernel_provider]}
 depends_on: [series_steps]
 */
 -- step_changes: each pair of consecutive steps of each series on each axis, all providers.

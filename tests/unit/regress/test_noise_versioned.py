@@ -77,10 +77,18 @@ def _attached(paths: dict[str, Path]) -> duckdb.DuckDBPyConnection:
 
 
 def test_verdicts_are_judged_again_for_the_touched_and_moved_sweeps_only(builds):
+    with duckdb.connect(str(builds["paths"]["whole"]), read_only=True) as con:
+        series = con.execute(
+            "select count(distinct (kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, "
+            "extra_config, axis)) from series_steps"
+        ).fetchone()[0]
     for name, done in builds["done"].items():
         assert done["mode"] == "incremental", name
         assert done["refreshed"]["verdicts"].endswith("key(s)"), (name, done["refreshed"])
         assert done["refreshed"]["noise_judged"].endswith("the rest kept"), (name, done["refreshed"])
+        # the pairs are refreshed per step (the re-run step and the one after it), not per series
+        for pairs in ("step_changes", "point_references", "point_evidence"):
+            assert done["refreshed"][pairs] == f"{2 * series} step(s) of pairs", (pairs, done["refreshed"])
 
 
 def test_at_tolerance_zero_the_incremental_build_equals_a_whole_one(builds):
