@@ -30,6 +30,7 @@ PELT runs only when some chain has >= 3 steps and leaves its noise band.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -167,13 +168,37 @@ def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     return sorted(breakpoints)
 
 
-def windowed_segments(levels: Sequence[float], penalty: float, window: int, band: float = 0.0) -> list[int]:
+class WindowMemo(dict):
+    """A window's segmentation by what it segments (the penalty and the window's levels, exactly):
+    a chain that grows at its end keeps every window before its last ones, so a new run re-segments
+    the windows it touches, not the chain (issue 57). ``added``: the entries computed since made."""
+
+    def __init__(self, known: dict[str, list[int]] | None = None):
+        super().__init__(known or {})
+        self.added: dict[str, list[int]] = {}
+
+    @staticmethod
+    def key(penalty: float, chunk: Sequence[float]) -> str:
+        # repr gives every double exactly: equal keys mean equal inputs, so equal breakpoints
+        return hashlib.sha1(repr((float(penalty), [float(v) for v in chunk])).encode()).hexdigest()
+
+    def segments(self, chunk: Sequence[float], penalty: float) -> list[int]:
+        key = self.key(penalty, chunk)
+        if key not in self:
+            self[key] = self.added[key] = segment_levels(chunk, penalty)
+        return self[key]
+
+
+def windowed_segments(
+    levels: Sequence[float], penalty: float, window: int, band: float = 0.0, memo: WindowMemo | None = None
+) -> list[int]:
     """`segment_levels` judging each step against the ``window`` levels around it, not the whole
     chain: windows of ``window`` levels (at least 8), each starting half a window after the one
     before; a boundary counts in the window where it lies in the middle half (the first window from
     the chain's start, the last to its end), so every index belongs to one window. A window whose
     levels stay within ``band`` (the noise, as a log) is not segmented. ``window`` 0, or a chain
-    no longer than it: the whole chain at once, as before. Linear in the chain's length."""
+    no longer than it: the whole chain at once, as before. Linear in the chain's length. ``memo``:
+    windows segmented before (a window of the same levels and penalty is not segmented again)."""
     n = len(levels)
     if not window or n <= max(window, 8):
         return segment_levels(levels, penalty)
@@ -187,7 +212,8 @@ def windowed_segments(levels: Sequence[float], penalty: float, window: int, band
         own_hi = n if last else first + hop // 2 + hop
         chunk = levels[first : first + window]
         if max(chunk) - min(chunk) > band:
-            found.extend(first + b for b in segment_levels(chunk, penalty) if own_lo <= first + b < own_hi)
+            breaks = memo.segments(chunk, penalty) if memo is not None else segment_levels(chunk, penalty)
+            found.extend(first + b for b in breaks if own_lo <= first + b < own_hi)
         if last:
             return found
         first += hop
@@ -209,7 +235,9 @@ def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
     return [c for c in chains if len(c) >= 2]  # >= 3 versions
 
 
-def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float, window: int) -> list[tuple]:
+def _analyse_chain(
+    key: tuple, chain: list[_Pair], penalty_factor: float, window: int, memo: WindowMemo | None = None
+) -> list[tuple]:
     use_normalized = all(p.normalized is not None and p.normalized > 0 for p in chain)
     basis = "normalized" if use_normalized else "raw"
     steps = [math.log(p.normalized if use_normalized else p.ratio) for p in chain]
@@ -225,7 +253,7 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float, window
     # a chain that never leaves its noise band cannot yield a row, so PELT is not run on it.
     if max(levels) - min(levels) <= threshold_log:
         return []
-    starts = windowed_segments(levels, penalty_factor * threshold_log**2, window, threshold_log)
+    starts = windowed_segments(levels, penalty_factor * threshold_log**2, window, threshold_log, memo)
 
     bounds = [0, *starts, len(levels)]
     means = [sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -257,10 +285,12 @@ def _analyse_chain(key: tuple, chain: list[_Pair], penalty_factor: float, window
     return rows
 
 
-def _sweep_rows(key: tuple, pairs: list[_Pair], penalty_factor: float, window: int) -> list[tuple]:
+def _sweep_rows(
+    key: tuple, pairs: list[_Pair], penalty_factor: float, window: int, memo: WindowMemo | None = None
+) -> list[tuple]:
     rows: list[tuple] = []
     for chain in _chains(pairs):
-        rows.extend(_analyse_chain(key, chain, penalty_factor, window))
+        rows.extend(_analyse_chain(key, chain, penalty_factor, window, memo))
     return rows
 
 
@@ -278,6 +308,8 @@ def sweep_change_points(
 # Each sweep's inputs (its pairs in chain order, and the penalty), by md5: a sweep whose inputs
 # are unchanged keeps its rows, so a new snapshot re-segments only the sweeps it moved.
 INPUTS_TABLE = "change_point_inputs"
+# Each window segmented (WindowMemo): kept across builds, rewritten by a full one.
+WINDOWS_TABLE = "change_point_windows"
 _KEY = ", ".join(SWEEP_KEY_COLUMNS)
 # Doubles to 12 significant digits: DuckDB sums a geomean in its threads' order, so an unchanged
 # sweep's ratios can come out one ulp apart from build to build.
@@ -313,6 +345,14 @@ def _changed_sweeps(con, full: bool) -> str:
     return source
 
 
+def _load_windows(con, full: bool) -> WindowMemo:
+    """The windows segmented by earlier builds of this file (none after a full build's start)."""
+    if full or not has_tables(con, WINDOWS_TABLE):
+        con.execute(f"create or replace table {WINDOWS_TABLE} (window_key varchar, breakpoints integer[])")
+        return WindowMemo()
+    return WindowMemo(dict(con.execute(f"select window_key, breakpoints from {WINDOWS_TABLE}").fetchall()))
+
+
 def build_change_points(con, full: bool = True) -> int:
     """Create table ``change_points`` from the sweep rows of ``verdicts`` (both axes); return the
     number of rows computed. ``full=False`` keeps the rows of sweeps whose inputs did not change
@@ -331,9 +371,15 @@ def build_change_points(con, full: bool = True) -> int:
     for r in records:
         sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(_Pair(*r[9:17]))
 
+    memo = _load_windows(con, full)
     rows: list[tuple] = []
     for key, pairs in sweeps.items():
-        rows.extend(_sweep_rows(key, pairs, float(penalty_factor), int(window)))
+        rows.extend(_sweep_rows(key, pairs, float(penalty_factor), int(window), memo))
+    if memo.added:
+        con.execute(
+            f"insert into {WINDOWS_TABLE} select unnest($k), unnest($b)",
+            {"k": list(memo.added), "b": list(memo.added.values())},
+        )
 
     if rows:
         import pyarrow as pa

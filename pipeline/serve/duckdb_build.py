@@ -48,6 +48,7 @@ from pipeline.engine.run import create_view
 from pipeline.history.paths import touches_harness, touches_kernel
 from pipeline.regress.alert_state import install_alerts
 from pipeline.regress.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
+from pipeline.regress.change_points import WINDOWS_TABLE as CHANGE_POINT_WINDOWS
 from pipeline.regress.change_points import build_change_points
 from pipeline.regress.settings import RegressionSettings, freshness_state, write_freshness_table, write_settings_table
 from pipeline.regress.versions import write_version_order_table
@@ -66,6 +67,7 @@ INTERNAL_TABLES = frozenset(
         "commit_harness",
         "freshness_settings",
         CHANGE_POINT_INPUTS,
+        CHANGE_POINT_WINDOWS,
         "alert_state",
     }
 )

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from bench.generate_deep import generate_deep
-from pipeline.regress.change_points import segment_levels, windowed_segments
+from pipeline.regress.change_points import WindowMemo, segment_levels, windowed_segments
 from pipeline.regress.settings import RegressionSettings
 from tests.fixtures.regression import SCRATCH_MEASUREMENTS_SQL, build_regression_layer
 
@@ -109,3 +109,17 @@ def test_a_report_plot_of_a_deep_sweep_draws_the_versions_nearest_its_pair(deep_
         assert len(ranks) == write.PLOT_VERSIONS
         nearest = sorted(ranks, key=lambda r: abs(r - to_rank))
         assert max(abs(r - to_rank) for r in ranks) == abs(nearest[-1] - to_rank) <= write.PLOT_VERSIONS
+
+
+def test_a_chain_grown_at_its_end_segments_again_only_its_last_windows():
+    """Issue 57: the windows of a chain are kept by what they segment (WindowMemo); one more level at the
+    end re-segments the last windows only, and the answer is the one without the memo."""
+    levels = [0.3 * (i // 50) + (0.01 if i % 2 else -0.01) for i in range(400)]
+    memo = WindowMemo()
+    assert windowed_segments(levels, 0.01, 32, 0.0, memo) == windowed_segments(levels, 0.01, 32)
+    first = len(memo.added)
+    assert first == len(memo) > 20
+    memo.added.clear()
+    grown = [*levels, levels[-1] + 0.005]
+    assert windowed_segments(grown, 0.01, 32, 0.0, memo) == windowed_segments(grown, 0.01, 32)
+    assert 0 < len(memo.added) <= 2

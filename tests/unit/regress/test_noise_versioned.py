@@ -23,6 +23,7 @@ DEPTH, POINTS, SEED = 24, 160, 5
 # the second re-run doubles each GPU's re-run sweeps here, and its thresholds move by 1-25 %: at 15 %
 # some rows are kept as judged and some taken as measured now
 TOLERANCE = 0.15
+WINDOW = 8
 NOISE_KEY = " and ".join(
     f"k.{c} is not distinct from n.{c}" for c in ("scope", "gpu_name", "metric_name", "duration_bucket", "trusted")
 )
@@ -53,9 +54,10 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     write_deep_rerun(data, DEPTH, seed=SEED, limit=POINTS)
     wh = Warehouse(root / "wh")
     ingest(wh, data)
+    # windows of 8 steps: the chains (25 steps) are segmented in windows, kept across builds (WindowMemo)
     settings = {
-        "tolerant": RegressionSettings(noise_tolerance=TOLERANCE),
-        "exact": RegressionSettings(noise_tolerance=0),
+        "tolerant": RegressionSettings(noise_tolerance=TOLERANCE, change_point_window=WINDOW),
+        "exact": RegressionSettings(noise_tolerance=0, change_point_window=WINDOW),
     }
     local = {name: Warehouse(wh.root_uri, root / name) for name in settings}
     for name, w in local.items():
@@ -64,7 +66,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     assert ingest(wh, data).mode == "incremental"
     done = {name: build_duckdb(w, w.published(), settings[name]) for name, w in local.items()}
     for name, w in (("whole", Warehouse(wh.root_uri, root / "whole")),):
-        assert build_duckdb(w, w.published())["mode"] == "full"
+        assert build_duckdb(w, w.published(), RegressionSettings(change_point_window=WINDOW))["mode"] == "full"
         local[name] = w
     return {"paths": {n: w.duckdb_path for n, w in local.items()}, "done": done}
 
