@@ -68,7 +68,8 @@ class Chain(BaseModel):
     pair's later step (``to_step``), and reads its partition's rows at that step and at the step
     before it in the chain of ``steps`` (a stored model keyed by the partition and ``step``; the
     chains split further by ``within``, e.g. the provider). A new step S is refreshed with the pair
-    ending at S and the pair after it, from the rows of those steps and of the steps before them."""
+    ending at S and the pair after it (and ``around`` steps either side of those), from the rows of
+    those steps and of the steps around and before them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -76,6 +77,9 @@ class Chain(BaseModel):
     step: str = "step_rank"
     to_step: str = "to_step_rank"
     within: tuple[str, ...] = ()
+    # a row also reads the rows this many steps before and after it in its own chain of pairs
+    # (`verdicts`: a pair's neighbours decide `transient`): those rows' rows are refreshed too
+    around: int = Field(0, ge=0, le=3)
 
 
 class ModelHeader(BaseModel):

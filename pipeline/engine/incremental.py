@@ -80,7 +80,7 @@ class _Refresh:
         self.touched: dict[tuple, Touched] = {}
         self.moved_rows: dict[str, int] = {}  # versioned model -> rows moved (`<name>__moved`)
         self.widened: list[Touched] = []
-        self.chains: dict[str, tuple[str, str]] = {}  # `_chain_steps`' tables
+        self.chains: dict[str, tuple[str, str, str]] = {}  # `_chain_steps`' tables
         self.fact_columns = {m.name: m.header.fact_columns for m in self.models}
         self.fact_steps = {m.name: m.header.fact_steps for m in self.models}
 
@@ -95,64 +95,91 @@ class _Refresh:
             return "full"
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
-        if header.chain is not None:
+        # a moved versioned input reaches whole partitions: then those and the touched ones are refreshed
+        if header.chain is not None and not any(self.moved_rows.get(dep) for dep in header.moved_by):
             return self.chain(model, definition, table)
         found = self._moved_by(model, self._touched(source, key))
         return found.refresh(con, model, definition, table, self._finer_deps(model), self.lookups)
 
     def chain(self, model: SqlModel, definition: str, table: str) -> str:
         """A model of pairs of consecutive steps (`chain`), refreshed per step: the pairs ending at a
-        touched step or at the step after it (in any chain of its partition), computed from its
-        inputs narrowed to those steps and the steps before them: a `lag` over them gives those pairs
-        exactly, and a new step of a deep series costs its pairs, not the series' history."""
+        touched step or at the step after it (in any chain of its partition), and ``around`` steps
+        either side of those, computed from its inputs narrowed to those steps and the steps around
+        and before them: a window (`lag`, `lead`) over them gives those rows exactly, and a new step
+        of a deep series costs its pairs, not the series' history."""
         con, chain, key = self.con, model.header.chain, list(model.header.partitioned_by)
         found = self._touched(model.header.partitions_from, [*key, chain.step])
         if found.count == 0:
             return "untouched"
-        pairs, needed = self._chain_steps(model, found)
+        rows, pairs, steps = self._chain_steps(model, found)
         on = " and ".join([*(f"k.{c} is not distinct from t.{c}" for c in key), f"k.{chain.step} = t.{chain.to_step}"])
-        con.execute(f'delete from "{table}" t where exists (select 1 from {pairs} k where {on})')
-        by_name = {m.name: m for m in self.models}
+        con.execute(f'delete from "{table}" t where exists (select 1 from {rows} k where {on})')
         with ExitStack() as stack:
-            for dep in model.header.depends_on:
-                if dep != chain.steps and not (dep in by_name and by_name[dep].materialize):
-                    continue
+            for dep in self._stored_inputs(model):
                 columns = {d[0] for d in con.execute(f'select * from "{dep}" limit 0').description}
                 step = chain.to_step if chain.to_step in columns else chain.step if chain.step in columns else None
                 if step is not None:
                     cols = ", ".join(f"f.{c}" for c in [*key, step])
-                    steps = pairs if step == chain.to_step else needed
-                    stack.enter_context(narrowed(con, dep, f"where hash({cols}) in (select h from {steps}_hash)"))
-            con.execute(f'insert into "{table}" by name select t.* from "{definition}" t semi join {pairs} k on {on}')
-        return f"{duck.scalar(con, f'select count(*) from {pairs}')} step(s) of pairs"
+                    narrow = pairs if step == chain.to_step else steps
+                    stack.enter_context(narrowed(con, dep, f"where hash({cols}) in (select h from {narrow}_hash)"))
+            con.execute(f'insert into "{table}" by name select t.* from "{definition}" t semi join {rows} k on {on}')
+        return f"{duck.scalar(con, f'select count(*) from {rows}')} step(s) of pairs"
 
-    def _chain_steps(self, model: SqlModel, found: Touched) -> tuple[str, str]:
-        """Temp tables (with `<name>_hash`) of the partition and step of the pairs to compute (the
-        touched steps and, in each chain, the step after each) and of the steps those pairs read
-        (those, and the step before each in each chain); found once per chain and touched keys."""
+    def _stored_inputs(self, model: SqlModel) -> list[str]:
+        """The stored models ``model`` reads, directly or through views."""
+        by_name = {m.name: m for m in self.models}
+        found, seen, todo = [], set(), list(model.header.depends_on)
+        while todo:
+            dep = by_name.get(name := todo.pop())
+            if dep is None or name in seen:
+                continue
+            seen.add(name)
+            if dep.materialize:
+                found.append(name)
+            else:
+                todo += dep.header.depends_on
+        return sorted(found)
+
+    def _chain_steps(self, model: SqlModel, found: Touched) -> tuple[str, str, str]:
+        """Temp tables (each with `<name>_hash`) of partition and step: the rows to compute (the
+        touched steps and, in each chain, the step after each; then ``around`` steps either side),
+        the pairs they read (``around`` steps either side again) and the steps those read (and the
+        step before each in each chain); found once per chain and touched keys."""
         chain, key = model.header.chain, list(model.header.partitioned_by)
-        name = f"chain_{found.keys}_{chain.steps}"
+        name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}"
         if name not in self.chains:
-            con, step = self.con, chain.step
-            group = ", ".join([*(f"t.{c}" for c in [*key, step]), *(f"s.{c}" for c in chain.within)])
-            cols = ", ".join([*key, step])
-            same = " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
-            con.execute(f"""create or replace temp table {name}_pairs as
-                select {cols} from {found.keys}
-                union
-                select {", ".join(f"t.{c}" for c in key)}, min(s.{step}) from {found.keys} t
-                join {chain.steps} s on {same} and s.{step} > t.{step} group by {group}""")
-            con.execute(f"""create or replace temp table {name}_needed as
-                select {cols} from {name}_pairs
-                union
-                select {", ".join(f"t.{c}" for c in key)}, max(s.{step}) from {name}_pairs t
-                join {chain.steps} s on {same} and s.{step} < t.{step} group by {group}""")
-            for table in (f"{name}_pairs", f"{name}_needed"):
-                con.execute(
+            cols = ", ".join([*key, chain.step])
+            self.con.execute(f"create or replace temp table {name}_rows as select {cols} from {found.keys}")
+            self._neighbours(model, f"{name}_rows", after=True)
+            for _ in range(chain.around):
+                self._neighbours(model, f"{name}_rows", before=True, after=True)
+            self.con.execute(f"create or replace temp table {name}_pairs as select * from {name}_rows")
+            for _ in range(chain.around):
+                self._neighbours(model, f"{name}_pairs", before=True, after=True)
+            self.con.execute(f"create or replace temp table {name}_steps as select * from {name}_pairs")
+            self._neighbours(model, f"{name}_steps", before=True)
+            for table in (f"{name}_rows", f"{name}_pairs", f"{name}_steps"):
+                self.con.execute(
                     f"create or replace temp table {table}_hash as select distinct hash({cols}) as h from {table}"
                 )
-            self.chains[name] = (f"{name}_pairs", f"{name}_needed")
+            self.chains[name] = (f"{name}_rows", f"{name}_pairs", f"{name}_steps")
         return self.chains[name]
+
+    def _neighbours(self, model: SqlModel, table: str, before: bool = False, after: bool = False) -> None:
+        """Add to ``table`` (partition and step) the step before and/or after each of its steps in each
+        chain of its partition (``chain.steps`` split by ``chain.within``)."""
+        chain, key = model.header.chain, list(model.header.partitioned_by)
+        step, same = chain.step, " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
+        group = ", ".join([*(f"t.{c}" for c in [*key, step]), *(f"s.{c}" for c in chain.within)])
+        found = [
+            f"select {', '.join(f't.{c}' for c in key)}, {agg}(s.{step}) from {table} t "
+            f"join {chain.steps} s on {same} and s.{step} {op} t.{step} group by {group}"
+            for agg, op, wanted in (("max", "<", before), ("min", ">", after))
+            if wanted
+        ]
+        self.con.execute(f"create or replace temp table {table}__more as {' union all '.join(found)}")
+        self.con.execute(f"insert into {table} select * from {table}__more except select * from {table}")
+        self.con.execute(f"drop table {table}__more")
 
     def _finer_deps(self, model: SqlModel) -> list[str]:
         """The stored models ``model`` reads, directly or through views, keyed on its source by a key

@@ -5,6 +5,7 @@ partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_na
 partitions_from: ranked_measurements
 grain: [level, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, x_value, axis, to_step_rank]
 depends_on: [point_pairs, regression_settings, sweep_pairs]
+chain: {steps: series_steps, within: [kernel_provider, x_value], around: 1}
 moved_by:
   noise_judged: >-
     select distinct e.kernel_name, e.kernel_operation_mode, e.metric_name, e.gpu_name, e.x_name,
@@ -48,8 +49,9 @@ moved_by:
 --   improvement   better, likewise.
 -- Without a reference measured beside it the raw change alone is judged and
 -- the reason says so.
--- Kept per sweep (the partition: every point and the sweep's own pairs, both axes): a new run judges
--- again the sweeps it touched and the sweeps whose judged noise moved (noise_judged), no others.
+-- Kept per step (`chain`): a new run judges again the pairs its steps changed and the pairs beside
+-- them (a neighbour decides `transient`); when the judged noise moved (noise_judged), every pair of
+-- the sweeps it reaches, and of the sweeps the run touched.
 with evidence as (
     select
         'point' as level,

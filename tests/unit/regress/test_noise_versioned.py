@@ -20,9 +20,9 @@ from pipeline.store.warehouse import Warehouse
 from tests.unit.store.test_delta_history import ingest
 
 DEPTH, POINTS, SEED = 24, 160, 5
-# the second re-run doubles each GPU's re-run sweeps here, and its thresholds move by 1-25 %: at 15 %
-# some rows are kept as judged and some taken as measured now
-TOLERANCE = 0.15
+# with three re-runs in the first build, a fourth moves each noise row by 1-13 %: at the default 5 % some
+# rows are kept as judged and some taken as measured now
+TOLERANCE = RegressionSettings().noise_tolerance
 WINDOW = 8
 NOISE_KEY = " and ".join(
     f"k.{c} is not distinct from n.{c}" for c in ("scope", "gpu_name", "metric_name", "duration_bucket", "trusted")
@@ -47,17 +47,22 @@ def _rerun_again(data: Path, run: int) -> None:
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory) -> dict[str, Path]:
     """One deep warehouse (with a re-run of its newest version, so noise is measured), built whole;
-    then one more re-run of an older version, built incrementally at TOLERANCE and at 0, and whole."""
+    then one more re-run of an older version, built incrementally at the default tolerance, at 0 and at
+    1 (every row kept), and whole."""
     root = tmp_path_factory.mktemp("noise")
     data = root / "data"
     generate_deep(data, DEPTH, seed=SEED, limit=POINTS)
     write_deep_rerun(data, DEPTH, seed=SEED, limit=POINTS)
+    _rerun_again(data, DEPTH - 6)
+    _rerun_again(data, DEPTH - 9)  # every noise row trusted from the start
     wh = Warehouse(root / "wh")
     ingest(wh, data)
     # windows of 8 steps: the chains (25 steps) are segmented in windows, kept across builds (WindowMemo)
     settings = {
-        "tolerant": RegressionSettings(noise_tolerance=TOLERANCE, change_point_window=WINDOW),
+        "tolerant": RegressionSettings(change_point_window=WINDOW),
         "exact": RegressionSettings(noise_tolerance=0, change_point_window=WINDOW),
+        # keeps every row that stays trusted (or not) and moves less than the threshold itself
+        "kept": RegressionSettings(noise_tolerance=1, change_point_window=WINDOW),
     }
     local = {name: Warehouse(wh.root_uri, root / name) for name in settings}
     for name, w in local.items():
@@ -84,13 +89,30 @@ def test_verdicts_are_judged_again_for_the_touched_and_moved_sweeps_only(builds)
             "select count(distinct (kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, x_value, "
             "extra_config, axis)) from series_steps"
         ).fetchone()[0]
-    for name, done in builds["done"].items():
+    for name in ("tolerant", "exact"):
+        done = builds["done"][name]
         assert done["mode"] == "incremental", name
+        # noise moved: every pair of the sweeps it reaches (and of the touched ones) is judged again
+        assert not done["refreshed"]["noise_judged"].startswith("0 "), (name, done["refreshed"])
         assert done["refreshed"]["verdicts"].endswith("key(s)"), (name, done["refreshed"])
-        assert done["refreshed"]["noise_judged"].endswith("the rest kept"), (name, done["refreshed"])
         # the pairs are refreshed per step (the re-run step and the one after it), not per series
         for pairs in ("step_changes", "point_references", "point_evidence"):
             assert done["refreshed"][pairs] == f"{2 * series} step(s) of pairs", (pairs, done["refreshed"])
+
+
+def test_with_the_noise_kept_verdicts_are_judged_again_per_step(builds):
+    """No noise row moved: the verdicts of the pairs the run changed and of their neighbours are judged
+    again (not whole sweeps), and the verdicts are the rule over the judged noise, none left stale."""
+    done = builds["done"]["kept"]
+    assert done["refreshed"]["noise_judged"].startswith("0 row(s) moved"), done["refreshed"]
+    assert done["refreshed"]["verdicts"].endswith("step(s) of pairs"), done["refreshed"]
+    with _attached(builds["paths"]) as con:
+        for m in regress_models():
+            if m.materialize and m.name not in JUDGED:
+                assert _count(con, "kept", "whole", m.name) == 0, m.name
+    with duckdb.connect(str(builds["paths"]["kept"]), read_only=True) as inc:
+        inc.execute("use internal")
+        assert _count(inc, "internal", "internal", "verdicts", against="verdicts__definition") == 0
 
 
 def test_at_tolerance_zero_the_incremental_build_equals_a_whole_one(builds):
