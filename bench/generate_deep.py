@@ -11,7 +11,8 @@ runs::
 * Run r of every point is on the week r before the end of the history; a kernel's points of one run
   share its timestamp (one kernel per timestamp, as upstream's files), each kernel a minute apart.
 * Run r is Liger version ``0.<r // 100 + 1>.<r % 100>``: one run per version, as a long CI history
-  of releases and dev builds; `write_deep_rerun` adds one more run of the newest version.
+  of releases and dev builds; every 25th version (from the 12th) is measured twice, a day apart, so the
+  history's noise is measured (issue 57); `write_deep_rerun` adds one more run of the newest version.
 * ``axis=RELEASES`` (issue 57): the release axis instead, one run per release numbered as upstream
   does (``0.<r // 40>.<r % 40>``), every three days, ending years in the past (2025-03-01).
 * Values are the point's newest shipped p20/p50/p80 scaled per run by a run-to-run wobble (log-normal,
@@ -43,6 +44,7 @@ ROWS_PER_FILE = 550_000
 WEEK_S = 7 * 86400
 END = int(datetime(2026, 8, 1, tzinfo=UTC).timestamp())
 WOBBLE_SIGMA, WOBBLE_MAX = 0.03, 0.10
+RERUN_EVERY = 25  # every 25th version is measured twice
 SHIFT, SHIFT_RATE = 1.3, 0.01  # a kernel/GPU's level moves ×1.3 at about 1 % of its runs
 KEY = [c for c in IDENTITY_KEY if c not in ("timestamp", "liger_version")]  # a series point
 
@@ -127,8 +129,23 @@ def deep_frame(points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int, ax
         .otherwise(pl.col("y_value_80") * scale)
         .alias("y_value_80"),
         pl.Series("timestamp", ts * 1000).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%d %H:%M:%S"),
-        pl.Series("liger_version", [axis.version(min(r, depth - 1)) for r in runs]).gather(run - runs.min()),
+        pl.Series("liger_version", [axis.version(min(r, depth - 1)) for r in runs]).gather(np.repeat(np.arange(m), n)),
     ).select(list(CSV_COLUMNS))
+
+
+def rerun_frame(
+    points: pl.DataFrame, runs: np.ndarray, depth: int, seed: int, axis: Axis = WEEKLY, day: int = 1
+) -> pl.DataFrame:
+    """Runs ``runs`` of every point measured once more, ``day`` days later, each value moved by its own
+    run-to-run wobble: a re-run of the same version (a bisect, a gate run with `--record`)."""
+    frame = deep_frame(points, runs, depth, seed, axis)
+    rng = np.random.default_rng([seed, 57, day])
+    wobble = pl.Series(np.exp(np.clip(rng.normal(0.0, WOBBLE_SIGMA, len(frame)), -WOBBLE_MAX, WOBBLE_MAX)))
+    ts = pl.col("timestamp").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(days=day)
+    return frame.with_columns(
+        *(pl.col(c) * wobble for c in ("y_value_20", "y_value_50", "y_value_80")),
+        ts.dt.strftime("%Y-%m-%d %H:%M:%S").alias("timestamp"),
+    )
 
 
 def _write(frame: pl.DataFrame, out: Path, tag: int) -> Path:
@@ -150,11 +167,16 @@ def generate_deep(
     for first in range(0, depth, per_file):
         runs = np.arange(first, min(depth, first + per_file), dtype=np.int64)
         paths.append(_write(deep_frame(points, runs, depth, seed, axis), out, 0xD0000 + first))
+    # a history that lives has re-runs (so its noise is measured): every RERUN_EVERY-th version twice
+    reruns = np.arange(RERUN_EVERY // 2, depth - 1, RERUN_EVERY, dtype=np.int64)
+    for first in range(0, len(reruns), per_file):
+        frame = rerun_frame(points, reruns[first : first + per_file], depth, seed, axis)
+        paths.append(_write(frame, out, 0xC0000 + first))
     return {
         "out_dir": str(out_dir),
         "points": len(points),
         "depth": depth,
-        "rows": len(points) * depth,
+        "rows": len(points) * (depth + len(reruns)),
         "files": len(paths),
     }
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import polars as pl
 import pytest
 
-from bench.generate_deep import deep_frame, generate_deep, shipped_points, write_deep_rerun
+from bench.generate_deep import generate_deep, rerun_frame, shipped_points, write_deep_rerun
 from pipeline.engine.catalog import regress_models
 from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb
@@ -32,15 +31,9 @@ JUDGED = {"noise_judged", "verdicts", "sweep_regressions", "version_coverage"}
 
 
 def _rerun_again(data: Path, run: int) -> None:
-    """Run ``run`` of every point measured once more, a day later, each value moved by its own wobble:
-    a bisect or gate run of an old version (a same-version re-run: it moves every GPU's noise)."""
-    frame = deep_frame(shipped_points(limit=POINTS), np.array([run], dtype=np.int64), DEPTH, SEED)
-    wobble = pl.Series(np.exp(np.random.default_rng(run).normal(0.0, 0.02, len(frame))))
-    ts = pl.col("timestamp").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(days=1)
-    frame = frame.with_columns(
-        *(pl.col(c) * wobble for c in ("y_value_20", "y_value_50", "y_value_80")),
-        ts.dt.strftime("%Y-%m-%d %H:%M:%S").alias("timestamp"),
-    )
+    """Run ``run`` of every point measured once more (a bisect or gate run of an old version): a
+    same-version re-run, which moves every GPU's noise."""
+    frame = rerun_frame(shipped_points(limit=POINTS), np.array([run], dtype=np.int64), DEPTH, SEED, day=2)
     frame.write_csv(data / "liger_csv" / f"2030-01-01_{0xF0000 + run:010x}_all_benchmark_data.csv")
 
 
