@@ -95,8 +95,7 @@ class _Refresh:
             return "full"
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
-        # a moved versioned input reaches whole partitions: then those and the touched ones are refreshed
-        if header.chain is not None and not any(self.moved_rows.get(dep) for dep in header.moved_by):
+        if header.chain is not None:
             return self.chain(model, definition, table)
         found = self._moved_by(model, self._touched(source, key))
         return found.refresh(con, model, definition, table, self._finer_deps(model), self.lookups)
@@ -109,9 +108,10 @@ class _Refresh:
         of a deep series costs its pairs, not the series' history."""
         con, chain, key = self.con, model.header.chain, list(model.header.partitioned_by)
         found = self._touched(model.header.partitions_from, [*key, chain.step])
-        if found.count == 0:
+        moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
+        if found.count == 0 and not moved:
             return "untouched"
-        rows, pairs, steps = self._chain_steps(model, found)
+        rows, pairs, steps = self._chain_steps(model, found, moved)
         on = " and ".join([*(f"k.{c} is not distinct from t.{c}" for c in key), f"k.{chain.step} = t.{chain.to_step}"])
         con.execute(f'delete from "{table}" t where exists (select 1 from {rows} k where {on})')
         with ExitStack() as stack:
@@ -140,17 +140,24 @@ class _Refresh:
                 todo += dep.header.depends_on
         return sorted(found)
 
-    def _chain_steps(self, model: SqlModel, found: Touched) -> tuple[str, str, str]:
+    def _chain_steps(self, model: SqlModel, found: Touched, moved: list[str]) -> tuple[str, str, str]:
         """Temp tables (each with `<name>_hash`) of partition and step: the rows to compute (the
-        touched steps and, in each chain, the step after each; then ``around`` steps either side),
+        touched steps and, in each chain, the step after each; every step of the partitions a moved
+        versioned input reaches (``moved``: `moved_by` queries); then ``around`` steps either side),
         the pairs they read (``around`` steps either side again) and the steps those read (and the
         step before each in each chain); found once per chain and touched keys."""
         chain, key = model.header.chain, list(model.header.partitioned_by)
-        name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}"
+        name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}" + ("_moved" if moved else "")
         if name not in self.chains:
             cols = ", ".join([*key, chain.step])
             self.con.execute(f"create or replace temp table {name}_rows as select {cols} from {found.keys}")
             self._neighbours(model, f"{name}_rows", after=True)
+            if moved:
+                same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
+                reached = " union ".join(f"({q})" for q in moved)
+                self.con.execute(f"""insert into {name}_rows select {", ".join(f"s.{c}" for c in [*key, chain.step])}
+                    from {chain.steps} s semi join ({reached}) m on {same}
+                    except select * from {name}_rows""")
             for _ in range(chain.around):
                 self._neighbours(model, f"{name}_rows", before=True, after=True)
             self.con.execute(f"create or replace temp table {name}_pairs as select * from {name}_rows")

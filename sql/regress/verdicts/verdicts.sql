@@ -51,7 +51,7 @@ moved_by:
 -- the reason says so.
 -- Kept per step (`chain`): a new run judges again the pairs its steps changed and the pairs beside
 -- them (a neighbour decides `transient`); when the judged noise moved (noise_judged), every pair of
--- the sweeps it reaches, and of the sweeps the run touched.
+-- the sweeps it reaches as well.
 with evidence as (
     select
         'point' as level,
