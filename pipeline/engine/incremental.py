@@ -96,6 +96,11 @@ class _Refresh:
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
         if header.chain is not None:
+            # a moved versioned input reaches most partitions (a GPU's noise reaches all its sweeps):
+            # recomputed whole then, which at depth cost a fifth of narrowing to them (bench/HISTORY.md)
+            if any(self.moved_rows.get(dep) for dep in header.moved_by):
+                con.execute(f'create or replace table "{table}" as select * from "{definition}"')
+                return "full (judged noise moved)"
             return self.chain(model, definition, table)
         found = self._moved_by(model, self._touched(source, key))
         return found.refresh(con, model, definition, table, self._finer_deps(model), self.lookups)

@@ -50,8 +50,7 @@ moved_by:
 -- Without a reference measured beside it the raw change alone is judged and
 -- the reason says so.
 -- Kept per step (`chain`): a new run judges again the pairs its steps changed and the pairs beside
--- them (a neighbour decides `transient`); when the judged noise moved (noise_judged), every pair of
--- the sweeps it reaches as well.
+-- them (a neighbour decides `transient`); when the judged noise moved (noise_judged), every pair.
 with evidence as (
     select
         'point' as level,
