@@ -131,37 +131,41 @@ class _Pair:
     verdict: str
 
 
-def _l2_cost(signal, start: int, end: int) -> float:
-    # ruptures' CostL2.error, the same numpy expression, so the sums below are the same doubles
-    return signal[start:end].var(axis=0).sum() * (end - start)
-
-
 def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     """Indexes where a new segment starts: PELT (Killick et al. 2012) with the l2 cost, min_size 1,
     every index admissible, as ``ruptures.Pelt(model="l2", min_size=1, jump=1).fit(levels)
-    .predict(pen=penalty)`` computes it, step for step (candidate order, sums, ties, pruning);
-    tests/unit/regress/test_change_points.py holds the two to the same breakpoints. Written out
-    because importing ruptures loads scipy.stats: about a second of every run, for a series of a
-    few dozen levels."""
+    .predict(pen=penalty)`` computes it: the same candidates in the same order, the same pruning, the
+    first candidate winning a tie. tests/unit/regress/test_change_points.py holds the two to the same
+    optimum. Written out because importing ruptures loads scipy.stats (about a second of every run),
+    and in plain floats because a numpy variance per candidate segment was most of a deep build
+    (bench/HISTORY.md): each candidate start keeps running sums of its segment's levels taken from the
+    segment's first level, so a segment's cost is exact to a few ulps of its own spread (a plateau
+    costs exactly 0, as in ruptures)."""
     n = len(levels)
     if n < 3:
         return []
-    import numpy as np
-
-    signal = np.asarray(levels, dtype=float).reshape(-1, 1)
-    # total[t]: the cost of the best segmentation of levels[0:t]; start[t]: where its last segment
-    # starts. ruptures keeps each segmentation whole and sums its segments left to right, which is
-    # total[t] + the new segment: the same doubles, so the same minimum and ties.
-    total: dict[int, float] = {0: 0.0}
-    start: dict[int, int] = {}
-    admissible: list[int] = []
+    values = [float(v) for v in levels]
+    # total[t]: the cost of the best segmentation of levels[0:t]; start[t]: where its last segment starts
+    total, start = [0.0] * (n + 1), [0] * (n + 1)
+    # per admissible start t: [t, sum of (level - levels[t]), sum of their squares] over levels[t:end]
+    admissible: list[list] = []
     for end in range(1, n + 1):
-        admissible.append(end - 1)
-        totals = [total[t] + (_l2_cost(signal, t, end) + penalty) for t in admissible]
-        total[end] = min(totals)
-        start[end] = admissible[totals.index(total[end])]  # the first candidate wins a tie
+        admissible.append([end - 1, 0.0, 0.0])
+        level = values[end - 1]
+        totals = []
+        for candidate in admissible:
+            t = candidate[0]
+            d = level - values[t]
+            candidate[1] += d
+            candidate[2] += d * d
+            cost = max(candidate[2] - candidate[1] * candidate[1] / (end - t), 0.0)
+            totals.append(total[t] + (cost + penalty))
+        best = min(totals)
+        total[end] = best
+        start[end] = admissible[totals.index(best)][0]
         # PELT's pruning: a start whose total is more than one penalty above the best never wins later
-        admissible = [t for t, cost in zip(admissible, totals, strict=True) if cost <= total[end] + penalty]
+        limit = best + penalty
+        admissible = [c for c, cost in zip(admissible, totals, strict=True) if cost <= limit]
     breakpoints, end = [], n
     while (end := start[end]) > 0:
         breakpoints.append(end)
