@@ -131,41 +131,59 @@ class _Pair:
     verdict: str
 
 
+def _l2_cost(signal, start: int, end: int) -> float:
+    # ruptures' CostL2.error, the same numpy expression, so the totals are ruptures' doubles
+    return signal[start:end].var(axis=0).sum() * (end - start)
+
+
+# A candidate's cost in plain floats is within this share of ruptures' (a few ulps of its segment's
+# spread): candidates closer than that to the best or to the pruning limit are decided on ruptures' doubles.
+_NEAR = 1e-9
+
+
 def segment_levels(levels: Sequence[float], penalty: float) -> list[int]:
     """Indexes where a new segment starts: PELT (Killick et al. 2012) with the l2 cost, min_size 1,
     every index admissible, as ``ruptures.Pelt(model="l2", min_size=1, jump=1).fit(levels)
-    .predict(pen=penalty)`` computes it: the same candidates in the same order, the same pruning, the
-    first candidate winning a tie. tests/unit/regress/test_change_points.py holds the two to the same
-    optimum. Written out because importing ruptures loads scipy.stats (about a second of every run),
-    and in plain floats because a numpy variance per candidate segment was most of a deep build
-    (bench/HISTORY.md): each candidate start keeps running sums of its segment's levels taken from the
-    segment's first level, so a segment's cost is exact to a few ulps of its own spread (a plateau
-    costs exactly 0, as in ruptures)."""
+    .predict(pen=penalty)`` computes it, step for step (candidate order, sums, ties, pruning);
+    tests/unit/regress/test_change_points.py holds the two to the same breakpoints. Written out
+    because importing ruptures loads scipy.stats: about a second of every run, for a series of a
+    few dozen levels. A numpy variance per candidate segment (ruptures' cost) was most of a deep
+    build (bench/HISTORY.md), so each candidate start keeps running sums of its segment's levels
+    taken from its own first level (exact to a few ulps of the segment's spread), and numpy's cost
+    is computed only for the candidates that could win or be pruned on a last bit: the winner (its
+    total is kept as ruptures' double) and those within _NEAR of the best or of the limit."""
     n = len(levels)
     if n < 3:
         return []
+    import numpy as np
+
+    signal = np.asarray(levels, dtype=float).reshape(-1, 1)
     values = [float(v) for v in levels]
-    # total[t]: the cost of the best segmentation of levels[0:t]; start[t]: where its last segment starts
+    # total[t]: the cost of the best segmentation of levels[0:t] (ruptures' double); start[t]: where
+    # its last segment starts
     total, start = [0.0] * (n + 1), [0] * (n + 1)
     # per admissible start t: [t, sum of (level - levels[t]), sum of their squares] over levels[t:end]
     admissible: list[list] = []
     for end in range(1, n + 1):
         admissible.append([end - 1, 0.0, 0.0])
-        level = values[end - 1]
-        totals = []
+        level, totals = values[end - 1], []
         for candidate in admissible:
             t = candidate[0]
             d = level - values[t]
             candidate[1] += d
             candidate[2] += d * d
-            cost = max(candidate[2] - candidate[1] * candidate[1] / (end - t), 0.0)
-            totals.append(total[t] + (cost + penalty))
+            totals.append(total[t] + (max(candidate[2] - candidate[1] * candidate[1] / (end - t), 0.0) + penalty))
+        best = min(totals)
+        near = _NEAR * (abs(best) + penalty)
+        for i, value in enumerate(totals):
+            if value - best <= near or abs(value - best - penalty) <= near:
+                t = admissible[i][0]
+                totals[i] = total[t] + (_l2_cost(signal, t, end) + penalty)
         best = min(totals)
         total[end] = best
-        start[end] = admissible[totals.index(best)][0]
+        start[end] = admissible[totals.index(best)][0]  # the first candidate wins a tie
         # PELT's pruning: a start whose total is more than one penalty above the best never wins later
-        limit = best + penalty
-        admissible = [c for c, cost in zip(admissible, totals, strict=True) if cost <= limit]
+        admissible = [c for c, cost in zip(admissible, totals, strict=True) if cost <= best + penalty]
     breakpoints, end = [], n
     while (end := start[end]) > 0:
         breakpoints.append(end)

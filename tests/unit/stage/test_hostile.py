@@ -176,7 +176,6 @@ ALLOWED_INTERPOLATIONS = {
         "name",
         "source",
         "', '.join(key)",
-        "', '.join(fact_key)",
         "quoted",
         "t.keys",
         "finer.keys",
@@ -193,6 +192,31 @@ ALLOWED_INTERPOLATIONS = {
         # `when_matched` (our own SQL in that header) over the model's own column names
         "_on(key, quoted)",
         "', '.join(grain + merged)",
+        # pairs kept per step (a `chain` header): its steps model, the partition key and step columns,
+        # the build's own temp tables of touched steps (`rows`, their hashes) and the joins on them
+        "on",
+        "rows",
+        "dep",
+        "cols",
+        "found.keys",
+        "wider.keys",
+        "chain.steps",
+        "', '.join((f's.{c}' for c in [*key, chain.step]))",
+        "' union all '.join(found)",
+        "same",
+        # a versioned input (`keep_while`, `run_column`, `moved_by`): our own SQL in the MODEL header,
+        # the published run's number as an int, the temp table of moved keys and the union of their queries
+        "header.keep_while",
+        "header.run_column",
+        "int(self.seq)",
+        "keys",
+        "moved",
+        "reached",
+        "union",
+        "', '.join(self.key)",
+        "_on(key, 'k', 'n')",
+        "_on(key, 'n', 'm')",
+        "_on(key, 't', 'm')",
     },
     # the gate: the module's own column list and a base's predicate (one of two constants, value bound as $base)
     "pipeline/outputs/gate/base.py": {"base.where", "FACT_COLUMNS"},
@@ -259,7 +283,7 @@ ALLOWED_INTERPOLATIONS = {
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     # the sweep key and pair columns (the module's own tuples), its inputs table's name, queries of them
-    "pipeline/regress/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "_SAME_SWEEP"},
+    "pipeline/regress/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "WINDOWS_TABLE", "_SAME_SWEEP"},
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
