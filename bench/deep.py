@@ -3,6 +3,7 @@
     python -m bench.deep                       # depths 100, 300, 1000
     python -m bench.deep --depths 100,300 --limit 500   # fewer points (a quick look)
     python -m bench.deep --depths "" --releases 680     # the release axis alone (issue 57)
+    python -m bench.deep --depths 222 --releases 0 --partial 2500  # 2,500 rows into 1 M (issue 57)
 
 Per depth, in fresh processes: `make run`'s command on an empty warehouse (wall, peak RSS, each
 Dagster step, each model of the DuckDB build from the `liger_duckdb` materialization's metadata),
@@ -44,8 +45,18 @@ def model_build(home: Path) -> tuple[dict[str, float], dict[str, str]]:
     return (dict(seconds.value) if seconds else {}), (dict(refreshed.value) if refreshed else {})
 
 
-def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY) -> dict:
-    """One depth: the full build, the floor, one new run of every series; the figures as a dict."""
+def new_run(case: str, data: Path, wh: Path, home: Path) -> dict:
+    """The pipeline over the built warehouse with the new files beside the history; it must commit
+    incrementally."""
+    inc = run_pipeline(data, wh, home)
+    if inc["committed"] is None or inc["committed"][1] != "incremental":
+        raise RuntimeError(f"[{case}] the new run did not commit incrementally: {inc['committed']}")
+    return inc
+
+
+def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY, partial: int = 0) -> dict:
+    """One depth: the full build, the floor, a new run of the first ``partial`` series points (when
+    set), one new run of every series; the figures as a dict."""
     case = f"deep-{depth}" if axis is WEEKLY else f"{axis.name}-{depth}"
     data, runs = work / case / "data", work / case / "runs"
     shutil.rmtree(runs, ignore_errors=True)
@@ -61,14 +72,26 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY) 
     models, _ = model_build(home)
     print(f"[{case}]   {full['wall_s']:.1f} s, peak {full['peak_rss_mb']:.0f} MB", flush=True)
     parse = measure_callable(floor.CASES["duckdb_csv_plain"], data, runs / "floor")
-    extra = write_deep_rerun(data, depth, limit=limit, axis=axis)
+    some, added = None, []
     try:
+        if partial:
+            # a day after the new run of every series that follows, so the two runs share no row (a fact seen
+            # again moves to the later run, and the warehouse is then rebuilt whole); the file stays until
+            # that run is done (a committed file gone also rebuilds it whole)
+            added.append(write_deep_rerun(data, depth, limit=partial, axis=axis, day=1))
+            some_rows = sum(1 for _ in added[-1].open()) - 1
+            print(f"[{case}] a new run of the first {partial:,} series points ({some_rows:,} rows)", flush=True)
+            some = new_run(case, data, wh, home) | {"rows": some_rows}
+            some["models"], some["refreshed"] = model_build(home)
+            share = some["wall_s"] / full["wall_s"]
+            print(f"[{case}]   {some['wall_s']:.1f} s ({share:.0%} of the full build)", flush=True)
+            print("\n".join(model_lines(models, some["models"], some["refreshed"])), flush=True)
         print(f"[{case}] one new run of every series", flush=True)
-        inc = run_pipeline(data, wh, home)
+        added.append(write_deep_rerun(data, depth, limit=limit, axis=axis))
+        inc = new_run(case, data, wh, home)
     finally:
-        extra.unlink(missing_ok=True)
-    if inc["committed"] is None or inc["committed"][1] != "incremental":
-        raise RuntimeError(f"[{case}] the new run did not commit incrementally: {inc['committed']}")
+        for extra in added:
+            extra.unlink(missing_ok=True)
     inc_models, inc_refreshed = model_build(home)
     print(f"[{case}]   {inc['wall_s']:.1f} s ({inc['wall_s'] / full['wall_s']:.0%} of the full build)", flush=True)
     print("\n".join(model_lines(models, inc_models, inc_refreshed)), flush=True)
@@ -82,6 +105,7 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY) 
         "incremental": inc,
         "incremental_models": inc_models,
         "incremental_refreshed": inc_refreshed,
+        "partial": some,
     }
 
 
@@ -91,7 +115,7 @@ def model_lines(full: dict[str, float], new_run: dict[str, float], refreshed: di
     lines = ["| model | full build, s | one new run, s | refreshed in the new run |", "|---|---:|---:|---|"]
     for name in sorted(set(full) | set(new_run), key=lambda m: -full.get(m, 0.0)):
         how = refreshed.get(name, "")
-        flag = " **FULL**" if how == "full" else ""
+        flag = " **FULL**" if how.startswith("full") else ""
         lines.append(f"| {name} | {full.get(name, 0.0):.2f} | {new_run.get(name, 0.0):.2f} | {how}{flag} |")
     return lines
 
@@ -129,16 +153,33 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
         full, inc, label = f["full"], f["incremental"], f["label"]
         results.append(result_row("deep_full", label, f["rows"], full["wall_s"], full["peak_rss_mb"]))
         results.append(result_row("floor_duckdb_csv_plain", label, f["rows"], f["floor_s"]))
+        if f.get("partial"):
+            some = f["partial"]
+            results.append(
+                result_row(
+                    f"deep_new_run_{some['rows']}_rows",
+                    label,
+                    some["rows"],
+                    some["wall_s"],
+                    some["peak_rss_mb"],
+                    ratio=some["wall_s"] / full["wall_s"],
+                )
+            )
         results.append(
             result_row(
                 "deep_one_new_run", label, 0, inc["wall_s"], inc["peak_rss_mb"], ratio=inc["wall_s"] / full["wall_s"]
             )
         )
     table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
-    steps = ["| case | Dagster step | full build, s | one new run, s |", "|---|---|---:|---:|"]
+    steps = ["| case | Dagster step | full build, s | a partial new run, s | one new run, s |"]
+    steps.append("|---|---|---:|---:|---:|")
     for f in found:
+        partial = (f.get("partial") or {}).get("steps", {})
         for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:7]:
-            steps.append(f"| {f['label']} | {name} | {s:.1f} | {f['incremental']['steps'].get(name, 0.0):.1f} |")
+            some = f"{partial[name]:.1f}" if name in partial else ""
+            steps.append(
+                f"| {f['label']} | {name} | {s:.1f} | {some} | {f['incremental']['steps'].get(name, 0.0):.1f} |"
+            )
     weekly = [f for f in found if f["label"].startswith("deep")]
     growth = (
         "## Each model of the DuckDB build (full build), and how it grows with depth\n\n"
@@ -174,8 +215,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(PROJECT / "bench" / "results"))
     ap.add_argument("--note", default="", help="a line about the machine's state (load) for the results")
     ap.add_argument("--releases", type=int, default=RELEASE_DEPTH, help="releases of the release-axis case (0: none)")
+    ap.add_argument(
+        "--partial",
+        type=int,
+        default=0,
+        help="before the new run of every series, one of the first N series points (issue 57: 2,500 rows)",
+    )
     args = ap.parse_args(argv)
-    found = [bench_depth(int(d), Path(args.work), args.limit) for d in args.depths.split(",") if d.strip()]
+    found = [
+        bench_depth(int(d), Path(args.work), args.limit, partial=args.partial)
+        for d in args.depths.split(",")
+        if d.strip()
+    ]
     if args.releases:
         found.append(bench_depth(args.releases, Path(args.work), args.limit, RELEASES))
     print(write_results(found, Path(args.out), args.note))

@@ -182,12 +182,14 @@ def generate_deep(
 
 
 def write_deep_rerun(
-    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY
+    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY, day: int = 0
 ) -> Path:
-    """One more run of every point: the newest version measured again, one spacing after the history's end."""
+    """One more run of every point (``limit``: of the first points only): the newest version measured
+    again, one spacing after the history's end (and ``day`` days later, with its own wobble: another run)."""
     points = shipped_points(limit=limit)
-    frame = deep_frame(points, np.array([depth], dtype=np.int64), depth, seed, axis)
-    return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth)
+    runs = np.array([depth], dtype=np.int64)
+    frame = rerun_frame(points, runs, depth, seed, axis, day) if day else deep_frame(points, runs, depth, seed, axis)
+    return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth + day * 0x100000)
 
 
 def main(argv: list[str] | None = None) -> None:
