@@ -119,13 +119,15 @@ class _Refresh:
         rows, pairs, steps = self._chain_steps(model, found, moved)
         on = " and ".join([*(f"k.{c} is not distinct from t.{c}" for c in key), f"k.{chain.step} = t.{chain.to_step}"])
         con.execute(f'delete from "{table}" t where exists (select 1 from {rows} k where {on})')
+        chained = {m.name: m.header.chain for m in self.models if m.header.chain is not None}
         with ExitStack() as stack:
             for dep in self._stored_inputs(model):
                 columns = {d[0] for d in con.execute(f'select * from "{dep}" limit 0').description}
-                step = chain.to_step if chain.to_step in columns else chain.step if chain.step in columns else None
-                if step is not None:
+                # an input kept per step itself names a row by its pair's later step: the pairs' rows;
+                # any other input by its step: the steps' rows and the steps' before them
+                step, narrow = (chained[dep].to_step, pairs) if dep in chained else (chain.step, steps)
+                if step in columns:
                     cols = ", ".join(f"f.{c}" for c in [*key, step])
-                    narrow = pairs if step == chain.to_step else steps
                     stack.enter_context(narrowed(con, dep, f"where hash({cols}) in (select h from {narrow}_hash)"))
             con.execute(f'insert into "{table}" by name select t.* from "{definition}" t semi join {rows} k on {on}')
         return f"{duck.scalar(con, f'select count(*) from {rows}')} step(s) of pairs"
