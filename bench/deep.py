@@ -1,14 +1,15 @@
-"""`make bench`'s deep case (issue 47): the shipped series points at 100, 300 and 1,000 runs each.
+"""`make bench`'s deep case (issues 47, 57): the shipped series points at 100, 222 and 1,000 runs each.
 
-    python -m bench.deep                       # depths 100, 300, 1000
+    python -m bench.deep                       # depths 100, 222, 1000, 2,500 rows after each
     python -m bench.deep --depths 100,300 --limit 500   # fewer points (a quick look)
     python -m bench.deep --depths "" --releases 680     # the release axis alone (issue 57)
-    python -m bench.deep --depths 222 --releases 0 --partial 2500  # 2,500 rows into 1 M (issue 57)
+    python -m bench.deep --depths 222 --releases 0     # 2,500 rows into 1 M rows (issue 57)
 
 Per depth, in fresh processes: `make run`'s command on an empty warehouse (wall, peak RSS, each
 Dagster step, each model of the DuckDB build from the `liger_duckdb` materialization's metadata),
 DuckDB's bare parse of the same files (the floor), and one new run of every series into the built
-warehouse (`write_deep_rerun`: the newest version measured again). Then how each model's seconds grow
+warehouse (`write_deep_rerun`: the newest version measured again), then one of the first `--partial`
+series points (2,500 rows; 0: none). Then how each model's seconds grow
 with depth: the exponent k of seconds ~ depth^k between the two deepest depths, against n log n's
 (k of n log n itself over that range). Writes bench/results/deep.{md,csv}.
 """
@@ -26,7 +27,9 @@ from bench.generate_deep import RELEASES, WEEKLY, Axis, generate_deep, write_dee
 from bench.measure import measure_callable, result_row, write_table
 from bench.run import PROJECT, machine, run_pipeline
 
-DEPTHS = (100, 300, 1000)
+# 222 runs of every shipped point are 1.0 M rows: the deep warehouse issue 57 adds 2,500 rows to
+DEPTHS = (100, 222, 1000)
+PARTIAL = 2500
 # the release axis (issue 57): upstream's history at about 680 releases a series point
 RELEASE_DEPTH = 680
 # seconds under this at the deepest depth are fixed cost and timer noise: no growth is read from them
@@ -220,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--partial",
         type=int,
-        default=0,
+        default=PARTIAL,
         help="after the new run of every series, one of the first N series points (issue 57: 2,500 rows)",
     )
     args = ap.parse_args(argv)

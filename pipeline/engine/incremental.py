@@ -200,17 +200,11 @@ class _Refresh:
         holding its own: their rows of key K come from the source's rows of K alone."""
         by_name = {m.name: m for m in self.models}
         key, source = set(model.header.partitioned_by), model.header.partitions_from
-        found, seen, todo = [], set(), list(model.header.depends_on)
-        while todo:
-            dep = by_name.get(name := todo.pop())
-            if dep is None or name in seen:
-                continue
-            seen.add(name)
-            if not dep.materialize:
-                todo += dep.header.depends_on
-            elif dep.header.partitions_from == source and key <= set(dep.header.partitioned_by):
-                found.append(name)
-        return sorted(found)
+        return [
+            name
+            for name in self._stored_inputs(model)
+            if by_name[name].header.partitions_from == source and key <= set(by_name[name].header.partitioned_by)
+        ]
 
     def versioned(self, model: SqlModel, definition: str, table: str, full: bool) -> str:
         """A versioned input (`keep_while`): computed whole, then a kept key's row is replaced only

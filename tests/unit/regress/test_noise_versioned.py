@@ -16,6 +16,7 @@ from pipeline.engine.catalog import regress_models
 from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb
 from pipeline.store.warehouse import Warehouse
+from tests.unit.regress.test_deep_history import _attached
 from tests.unit.store.test_delta_history import ingest
 
 DEPTH, POINTS, SEED = 24, 160, 5
@@ -67,13 +68,6 @@ def builds(tmp_path_factory) -> dict[str, Path]:
         assert build_duckdb(w, w.published(), RegressionSettings(change_point_window=WINDOW))["mode"] == "full"
         local[name] = w
     return {"paths": {n: w.duckdb_path for n, w in local.items()}, "done": done}
-
-
-def _attached(paths: dict[str, Path]) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    for name, path in paths.items():
-        con.execute(f"attach '{path}' as {name} (read_only)")
-    return con
 
 
 def test_verdicts_are_judged_again_for_the_touched_and_moved_sweeps_only(builds):
