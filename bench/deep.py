@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench import floor
-from bench.generate_deep import RELEASES, WEEKLY, Axis, generate_deep, write_deep_rerun
+from bench.generate_deep import RELEASES, WEEKLY, Axis, generate_deep, rerun_files, write_deep_rerun
 from bench.measure import measure_callable, result_row, write_table
 from bench.run import PROJECT, machine, run_pipeline
 
@@ -68,6 +68,8 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY, 
         print(f"[{case}] generating", flush=True)
         generate_deep(data, depth, limit=limit, axis=axis)
         (data / ".complete").touch()
+    for leftover in rerun_files(data, depth):
+        leftover.unlink()
     rows = sum(sum(1 for _ in p.open()) - 1 for p in (data / "liger_csv").glob("*.csv"))
     wh, home = runs / "warehouse", runs / "dagster_home"
     print(f"[{case}] full build, {rows:,} rows", flush=True)

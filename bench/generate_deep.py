@@ -192,6 +192,17 @@ def write_deep_rerun(
     return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth + day * 0x100000)
 
 
+def rerun_files(out_dir: str | Path, depth: int) -> list[Path]:
+    """The files `write_deep_rerun` wrote for ``depth`` (any ``day``) that are still there: a bench killed
+    between its new runs leaves them, and the next full build would hold them."""
+    found = []
+    for path in (Path(out_dir) / "liger_csv").glob("*_all_benchmark_data.csv"):
+        tag = path.name.split("_")[1]
+        if all(c in "0123456789abcdef" for c in tag) and int(tag, 16) % 0x100000 == 0xE0000 + depth:
+            found.append(path)
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)

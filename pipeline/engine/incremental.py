@@ -22,6 +22,11 @@ from pipeline.common import duck
 from pipeline.engine.header import FactSteps, SqlModel
 from pipeline.engine.run import create_view, naming
 
+# A chain model reached by moved rows of a versioned input (the judged noise) is narrowed to the
+# partitions they reach up to this share of its steps, and recomputed whole beyond it: the narrowed
+# refresh costs about 1.5-2.3 times a whole recompute's share of those steps (bench/HISTORY.md).
+MOVED_REACH_WHOLE = 0.5
+
 
 def refresh_models(
     con: duckdb.DuckDBPyConnection,
@@ -96,12 +101,12 @@ class _Refresh:
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
         if header.chain is not None:
-            # a moved versioned input reaches most partitions (a GPU's noise reaches all its sweeps):
-            # recomputed whole then, which at depth cost a fifth of narrowing to them (bench/HISTORY.md)
-            if any(self.moved_rows.get(dep) for dep in header.moved_by):
+            reach = self._moved_reach(model)
+            if reach > MOVED_REACH_WHOLE:
                 con.execute(f'create or replace table "{table}" as select * from "{definition}"')
-                return "full (judged noise moved)"
-            return self.chain(model, definition, table)
+                return f"full (judged noise moved: {reach:.0%} of its steps reached)"
+            done = self.chain(model, definition, table)
+            return f"{done} (judged noise moved: {reach:.0%} of its steps reached)" if reach else done
         found = self._moved_by(model, self._touched(source, key))
         return found.refresh(con, model, definition, table, self._finer_deps(model), self.lookups)
 
@@ -132,6 +137,21 @@ class _Refresh:
             con.execute(f'insert into "{table}" by name select t.* from "{definition}" t semi join {rows} k on {on}')
         return f"{duck.scalar(con, f'select count(*) from {rows}')} step(s) of pairs"
 
+    def _moved_reach(self, model: SqlModel) -> float:
+        """The share of a chain model's steps (``chain.steps``' rows) in the partitions that the moved
+        rows of its versioned inputs reach (`moved_by`); 0 when none moved."""
+        moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
+        if not moved:
+            return 0.0
+        key, steps = list(model.header.partitioned_by), model.header.chain.steps
+        same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
+        reached, total = self.con.execute(
+            f"""select count(*) filter (where exists (
+                    select 1 from ({" union ".join(f"({q})" for q in moved)}) m where {same})),
+                count(*) from {steps} s"""
+        ).fetchone()
+        return reached / total if total else 0.0
+
     def _stored_inputs(self, model: SqlModel) -> list[str]:
         """The stored models ``model`` reads, directly or through views."""
         by_name = {m.name: m for m in self.models}
@@ -159,12 +179,6 @@ class _Refresh:
             cols = ", ".join([*key, chain.step])
             self.con.execute(f"create or replace temp table {name}_rows as select {cols} from {found.keys}")
             self._neighbours(model, f"{name}_rows", after=True)
-            if moved:
-                same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
-                reached = " union ".join(f"({q})" for q in moved)
-                self.con.execute(f"""insert into {name}_rows select {", ".join(f"s.{c}" for c in [*key, chain.step])}
-                    from {chain.steps} s semi join ({reached}) m on {same}
-                    except select * from {name}_rows""")
             for _ in range(chain.around):
                 self._neighbours(model, f"{name}_rows", before=True, after=True)
             self.con.execute(f"create or replace temp table {name}_pairs as select * from {name}_rows")
@@ -172,7 +186,20 @@ class _Refresh:
                 self._neighbours(model, f"{name}_pairs", before=True, after=True)
             self.con.execute(f"create or replace temp table {name}_steps as select * from {name}_pairs")
             self._neighbours(model, f"{name}_steps", before=True)
-            for table in (f"{name}_rows", f"{name}_pairs", f"{name}_steps"):
+            tables = (f"{name}_rows", f"{name}_pairs", f"{name}_steps")
+            if moved:
+                # every step of a reached partition, added after the neighbours: its steps' neighbours are
+                # its own steps, and finding them by the range joins of `_neighbours` grew with the square
+                # of a partition's depth
+                same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
+                reached = " union ".join(f"({q})" for q in moved)
+                self.con.execute(f"""create or replace temp table {name}_reached as
+                    select distinct {", ".join(f"s.{c}" for c in [*key, chain.step])}
+                    from {chain.steps} s semi join ({reached}) m on {same}""")
+                for table in tables:
+                    self.con.execute(f"insert into {table} select * from {name}_reached except select * from {table}")
+                self.con.execute(f"drop table {name}_reached")
+            for table in tables:
                 self.con.execute(
                     f"create or replace temp table {table}_hash as select distinct hash({cols}) as h from {table}"
                 )

@@ -91,15 +91,17 @@ _LAUNCH_HINT_VIEW = "create or replace temp view report_launch_hints as " + laun
     "report_flagged", _SAME_SWEEP
 )
 
+# The plotted sweeps are a temp table, not a CTE over report_flagged: through the CTE (a window over
+# sweep_regressions) DuckDB did not filter series_versions by the few plotted sweeps before joining
+# and read every version of every series (bench/HISTORY.md, issue 57).
+_PLOTTED_TABLE = "create or replace temp table report_plotted as select * from report_flagged where plot_rank <= ?"
+
 _PLOT_POINTS_SQL = f"""
-with top as (
-    select * from report_flagged where plot_rank <= ?
-),
-own_versions as (
+with own_versions as (
     select plot_rank, version_rank
     from (
         select distinct f.plot_rank, f.from_version_rank, f.to_version_rank, sv.version_rank
-        from top as f join series_versions as sv
+        from report_plotted as f join series_versions as sv
             on {_SAME_SWEEP} and sv.kernel_provider = f.kernel_provider
     )
     qualify version_rank in (from_version_rank, to_version_rank) or row_number() over (
@@ -108,7 +110,7 @@ own_versions as (
 )
 select f.plot_rank, sv.kernel_provider, sv.is_liger, sv.liger_version, sv.version_rank,
        sv.x_value, sv.x_numeric, sv.p20, sv.p50, sv.p80
-from top as f
+from report_plotted as f
 join series_versions as sv
     on {_SAME_SWEEP} and (sv.kernel_provider = f.kernel_provider or not sv.is_liger)
 join own_versions as v
@@ -206,9 +208,10 @@ def _records(con, sql: str, params: list | None = None) -> list[dict]:
 def _plots(con, max_plots: int, batch: PlotBatch) -> list[tuple[dict, Plot]]:
     """(sweep, plot) for the first ``max_plots`` flagged sweeps; two queries in all. A plot whose sweep
     and points are unchanged is read back from the batch's folder, not drawn again."""
-    sweeps = _records(con, "select * from report_flagged where plot_rank <= ? order by plot_rank", [max_plots])
+    con.execute(_PLOTTED_TABLE, [max_plots])
+    sweeps = _records(con, "select * from report_plotted order by plot_rank")
     points: dict[int, list[dict]] = {}
-    for p in _records(con, _PLOT_POINTS_SQL, [max_plots]):
+    for p in _records(con, _PLOT_POINTS_SQL):
         points.setdefault(p["plot_rank"], []).append(p)
     plots = []
     for sweep in sweeps:

@@ -1,10 +1,12 @@
 /* MODEL
 name: alert_members
-kind: VIEW
+kind: FULL
 grain: [alert_id, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, from_label, to_label]
 depends_on: [verdicts]
 */
 -- alert_members: every flagged sweep pair and the alert it belongs to (one row per pair).
+-- Stored (FULL), not a view: five models, the run summary, the report and the dashboard read it, and
+-- as a view each of them grouped every flagged pair of the history again (bench/HISTORY.md, issue 57).
 --
 -- Flagged: a sweep verdict of `regression`, `improvement` or `transient` (both pairs of an
 -- excursion). On the commit axis every such pair; on the version axis only where no commit is known

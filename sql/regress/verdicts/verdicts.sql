@@ -12,7 +12,10 @@ moved_by:
     e.extra_config, e.axis
     from point_evidence as e inner join noise_judged__moved as m
     on m.gpu_name = e.gpu_name and m.metric_name = e.metric_name
-    and (m.scope = 'gpu' or m.duration_bucket = e.duration_bucket)
+    and (m.scope = 'bucket' and m.duration_bucket = e.duration_bucket
+    or m.scope = 'gpu' and not exists (
+    select 1 from noise_judged as b where b.scope = 'bucket' and b.trusted and b.gpu_name = e.gpu_name
+    and b.metric_name = e.metric_name and b.duration_bucket = e.duration_bucket))
 */
 -- verdicts: THE verdict rule, for single points and whole sweeps, on both axes.
 --
@@ -50,7 +53,9 @@ moved_by:
 -- Without a reference measured beside it the raw change alone is judged and
 -- the reason says so.
 -- Kept per step (`chain`): a new run judges again the pairs its steps changed and the pairs beside
--- them (a neighbour decides `transient`); when the judged noise moved (noise_judged), every pair.
+-- them (a neighbour decides `transient`), and the sweeps a moved row of the judged noise
+-- (noise_judged) reaches: a bucket's row its bucket's pairs, a GPU's row the pairs of that GPU and
+-- metric without a trusted bucket row (point_pairs takes the bucket's row where it is trusted).
 with evidence as (
     select
         'point' as level,

@@ -5,6 +5,7 @@ ingested into Delta, liger.duckdb built whole and then incrementally; nothing is
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -13,6 +14,7 @@ import pytest
 
 from bench.generate_deep import generate_deep, rerun_frame, shipped_points, write_deep_rerun
 from pipeline.engine.catalog import regress_models
+from pipeline.engine.incremental import MOVED_REACH_WHOLE
 from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb
 from pipeline.store.warehouse import Warehouse
@@ -27,15 +29,31 @@ WINDOW = 8
 NOISE_KEY = " and ".join(
     f"k.{c} is not distinct from n.{c}" for c in ("scope", "gpu_name", "metric_name", "duration_bucket", "trusted")
 )
+# how `verdicts` was refreshed when the judged noise moved: whole, or per step, and the share it reached
+REACHED = re.compile(r"(full|\d+ step\(s\) of pairs) \(judged noise moved: (\d+)% of its steps reached\)")
 # what follows the judged noise: the verdicts, and what reads them
-JUDGED = {"noise_judged", "verdicts", "sweep_regressions", "version_coverage"}
+JUDGED = {"noise_judged", "verdicts", "alert_members", "sweep_regressions", "version_coverage"}
 
 
-def _rerun_again(data: Path, run: int) -> None:
-    """Run ``run`` of every point measured once more (a bisect or gate run of an old version): a
-    same-version re-run, which moves every GPU's noise."""
+def _rerun_again(data: Path, run: int, gpu: str | None = None, metric: str | None = None) -> None:
+    """Run ``run`` of every point (of ``gpu`` and ``metric`` only, when given) measured once more (a
+    bisect or gate run of an old version): a same-version re-run, which moves the noise it measures."""
     frame = rerun_frame(shipped_points(limit=POINTS), np.array([run], dtype=np.int64), DEPTH, SEED, day=2)
+    if gpu is not None:
+        frame = frame.filter((frame["gpu_name"] == gpu) & (frame["metric_name"] == metric))
     frame.write_csv(data / "liger_csv" / f"2030-01-01_{0xF0000 + run:010x}_all_benchmark_data.csv")
+
+
+def _history(root: Path) -> tuple[Path, Warehouse]:
+    """The deep history of both fixtures, with re-runs enough that every noise row is trusted, ingested."""
+    data = root / "data"
+    generate_deep(data, DEPTH, seed=SEED, limit=POINTS)
+    write_deep_rerun(data, DEPTH, seed=SEED, limit=POINTS)
+    _rerun_again(data, DEPTH - 6)
+    _rerun_again(data, DEPTH - 9)  # every noise row trusted from the start
+    wh = Warehouse(root / "wh")
+    ingest(wh, data)
+    return data, wh
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +62,7 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     then one more re-run of an older version, built incrementally at the default tolerance, at 0 and at
     1 (every row kept), and whole."""
     root = tmp_path_factory.mktemp("noise")
-    data = root / "data"
-    generate_deep(data, DEPTH, seed=SEED, limit=POINTS)
-    write_deep_rerun(data, DEPTH, seed=SEED, limit=POINTS)
-    _rerun_again(data, DEPTH - 6)
-    _rerun_again(data, DEPTH - 9)  # every noise row trusted from the start
-    wh = Warehouse(root / "wh")
-    ingest(wh, data)
+    data, wh = _history(root)
     # windows of 8 steps: the chains (25 steps) are segmented in windows, kept across builds (WindowMemo)
     settings = {
         "tolerant": RegressionSettings(change_point_window=WINDOW),
@@ -79,9 +91,12 @@ def test_verdicts_are_judged_again_for_the_touched_and_moved_sweeps_only(builds)
     for name in ("tolerant", "exact"):
         done = builds["done"][name]
         assert done["mode"] == "incremental", name
-        # noise moved: the verdicts are judged again whole
+        # noise moved on every GPU (a re-run of every point): the verdicts are judged again for the sweeps
+        # it reaches, whole when they hold more than MOVED_REACH_WHOLE of the steps
         assert not done["refreshed"]["noise_judged"].startswith("0 "), (name, done["refreshed"])
-        assert done["refreshed"]["verdicts"] == "full (judged noise moved)", (name, done["refreshed"])
+        found = REACHED.fullmatch(done["refreshed"]["verdicts"])
+        assert found, (name, done["refreshed"])
+        assert (found.group(1) == "full") == (int(found.group(2)) > 100 * MOVED_REACH_WHOLE), done["refreshed"]
         # the pairs are refreshed per step (the re-run step and the one after it), not per series
         for pairs in ("step_changes", "point_references", "point_evidence"):
             assert done["refreshed"][pairs] == f"{2 * series} step(s) of pairs", (pairs, done["refreshed"])
@@ -149,3 +164,44 @@ def test_kept_verdicts_differ_from_a_whole_build_only_where_the_tolerance_says_w
         for judged, now in differing:
             assert judged != now and abs(judged - now) < tolerance * judged
         assert kept > 0  # the tolerance kept some of the noise as judged (else this test shows nothing)
+
+
+# the smaller GPU's speed points: about a seventh of the history's steps, under MOVED_REACH_WHOLE (a half)
+ONE_GPU = ("NVIDIA A100-SXM4-80GB", "speed")
+
+
+@pytest.fixture(scope="module")
+def one_gpu(tmp_path_factory) -> dict:
+    """The same history built whole at tolerance 0; then a re-run of one GPU's speed points only,
+    built incrementally, and the same warehouse built whole."""
+    root = tmp_path_factory.mktemp("noise_one_gpu")
+    data, wh = _history(root)
+    settings = RegressionSettings(noise_tolerance=0, change_point_window=WINDOW)
+    inc, whole = Warehouse(wh.root_uri, root / "inc"), Warehouse(wh.root_uri, root / "whole")
+    assert build_duckdb(inc, inc.published(), settings)["mode"] == "full"
+    _rerun_again(data, DEPTH - 3, *ONE_GPU)
+    assert ingest(wh, data).mode == "incremental"
+    done = build_duckdb(inc, inc.published(), settings)
+    assert build_duckdb(whole, whole.published(), settings)["mode"] == "full"
+    return {"paths": {"inc": inc.duckdb_path, "whole": whole.duckdb_path}, "done": done}
+
+
+def test_noise_moved_on_one_gpu_judges_again_the_sweeps_it_reaches_only(one_gpu):
+    """A moved noise row reaching a few sweeps re-judges those (narrowed per step), not every verdict;
+    at tolerance 0 the result is still exactly the whole build's, every table."""
+    done = one_gpu["done"]
+    assert done["mode"] == "incremental"
+    assert not done["refreshed"]["noise_judged"].startswith("0 "), done["refreshed"]
+    found = REACHED.fullmatch(done["refreshed"]["verdicts"])
+    assert found and found.group(1) != "full", done["refreshed"]
+    with _attached(one_gpu["paths"]) as con:
+        moved_gpus = con.execute(
+            "select distinct gpu_name from inc.noise_judged "
+            "where judged_at_run > (select min(judged_at_run) from inc.noise_judged)"
+        ).fetchall()
+        assert moved_gpus == [(ONE_GPU[0],)], moved_gpus
+        for m in regress_models():
+            if m.materialize:
+                exclude = "judged_at_run" if m.name == "noise_judged" else ""
+                assert _count(con, "inc", "whole", m.name, exclude) == 0, m.name
+        assert _count(con, "inc", "whole", "change_points") == 0
