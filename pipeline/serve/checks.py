@@ -40,13 +40,19 @@ def connect(
 def register_rules(con: duckdb.DuckDBPyConnection, since_seq: int | None = None) -> None:
     """The rules the check files use, as macros (each written once, in contracts/rules.py), and
     `checked_facts` / `checked_sightings`: the facts and sightings committed after run
-    ``since_seq`` (every one when None), and `checked_digest_count`: how many facts carry each
+    ``since_seq`` (every one when None), `checked_dim_<dimension>`: the dimension objects those
+    facts name (every one when None), and `checked_digest_count`: how many facts carry each
     digest of those, counted over every fact. Two checks read it; each scanning every fact's
     digest itself cost most of a second at 10 M facts."""
     con.execute(QUANTILE_REASON_MACRO)
     where = "" if since_seq is None else f"where run_seq > {int(since_seq)}"
     con.execute(f"create or replace view checked_facts as select * from fact_measurement {where}")
     con.execute(f"create or replace view checked_sightings as select * from fact_sighting {where}")
+    for dim in DIMENSIONS:
+        # the dimension objects the checked facts name (every one on a full check): a deep history has a
+        # dim_implementation row per kernel, provider and version, each digest recomputed in Python
+        named = "" if since_seq is None else f"where {dim}_digest in (select {dim}_digest from checked_facts)"
+        con.execute(f"create or replace view checked_dim_{dim} as select * from dim_{dim} {named}")
     if since_seq is None:
         # Every digest, counted by each check itself and freed again (kept as a table, the 10 M counts
         # stayed in memory under every later check). No filter: it would only add a join.
@@ -76,7 +82,8 @@ def sql_check(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple]:
 
 
 def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
-    """Recompute every measurement digest (vectorized) and every stored dimension object's digest."""
+    """Recompute the checked facts' measurement digests (vectorized) and the digests of the dimension
+    objects they name (every one on a full check)."""
     if not duck.scalar(con, "select count(*) from duckdb_views() where view_name = 'checked_facts'"):
         register_rules(con)  # no scope given: every fact
     record_only = record_only_extra_config_sql("workload_digest")
@@ -95,7 +102,9 @@ def digest_integrity(con: duckdb.DuckDBPyConnection) -> list[tuple]:
         """
     ).fetchall()
     for dim in DIMENSIONS:
-        rows = con.execute(f"select {dim}_digest, object_json from dim_{dim} where object_json is not null").fetchall()
+        rows = con.execute(
+            f"select {dim}_digest, object_json from checked_dim_{dim} where object_json is not null"
+        ).fetchall()
         for digest, text in rows:  # one row per distinct object: small by construction
             actual = object_digest(json.loads(text))
             if actual != digest:

@@ -209,3 +209,31 @@ def test_digest_integrity_ignores_metadata(base):
     obj.setdefault("metadata", {})["name"] = "renamed"
     con.execute("update dim_protocol set object_json = ? where protocol_digest = ?", [json.dumps(obj), digest])
     assert digest_integrity(con) == []
+
+
+def test_digest_integrity_of_one_run_recomputes_the_dimension_objects_its_facts_name(base):
+    """A run's checks (scoped to the facts it committed) recompute the dimension objects those facts name,
+    not every object of a deep history; the full check recomputes every one."""
+    con = open_copy(base)
+    fact, named = one(con, "select measurement_digest, implementation_digest from fact_measurement order by 1 limit 1")
+    con.execute("update fact_measurement set run_seq = run_seq + 1000 where measurement_digest = ?", [fact])
+    other = one(
+        con,
+        "select implementation_digest from dim_implementation where implementation_digest <> ? order by 1 limit 1",
+        [named],
+    )[0]
+    tampered = []
+    for digest in (named, other):
+        obj = json.loads(
+            one(con, "select object_json from dim_implementation where implementation_digest = ?", [digest])[0]
+        )
+        obj["spec"]["tampered"] = True
+        con.execute(
+            "update dim_implementation set object_json = ? where implementation_digest = ?", [json.dumps(obj), digest]
+        )
+        tampered.append(("implementation", digest, object_digest(obj)))
+    since = one(con, "select max(run_seq) - 1 from fact_measurement")[0]
+    register_rules(con, since)
+    assert digest_integrity(con) == [tampered[0]]
+    register_rules(con)
+    assert sorted(digest_integrity(con)) == sorted(tampered)
