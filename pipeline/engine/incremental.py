@@ -143,14 +143,14 @@ class _Refresh:
         moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
         if not moved:
             return 0.0
-        key, steps = list(model.header.partitioned_by), model.header.chain.steps
+        key, chain = list(model.header.partitioned_by), model.header.chain
         same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
-        reached, total = self.con.execute(
-            f"""select count(*) filter (where exists (
-                    select 1 from ({" union ".join(f"({q})" for q in moved)}) m where {same})),
-                count(*) from {steps} s"""
+        reached = " union ".join(f"({q})" for q in moved)
+        steps, total = self.con.execute(
+            f"""select count(*) filter (where exists (select 1 from ({reached}) m where {same})),
+                count(*) from {chain.steps} s"""
         ).fetchone()
-        return reached / total if total else 0.0
+        return steps / total if total else 0.0
 
     def _stored_inputs(self, model: SqlModel) -> list[str]:
         """The stored models ``model`` reads, directly or through views."""

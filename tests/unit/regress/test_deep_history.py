@@ -97,11 +97,11 @@ def test_a_report_plot_of_a_deep_sweep_draws_the_versions_nearest_its_pair(deep_
 
     with duckdb.connect(deep_builds["bounded"], read_only=True) as con:
         con.execute(write._FLAGGED_VIEW)
+        con.execute(write._PLOTTED_TABLE, [20])
         rows = con.execute(
             f"select p.plot_rank, list(distinct p.version_rank), any_value(f.from_version_rank), "
             f"any_value(f.to_version_rank) from ({write._PLOT_POINTS_SQL}) p "
-            "join report_flagged f using (plot_rank) where p.is_liger group by 1",
-            [20],
+            "join report_flagged f using (plot_rank) where p.is_liger group by 1"
         ).fetchall()
     assert len(rows) == 20
     for _, ranks, from_rank, to_rank in rows:

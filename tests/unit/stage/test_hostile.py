@@ -144,6 +144,7 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 ALLOWED_INTERPOLATIONS = {
     "pipeline/serve/checks.py": {
         "where",  # run_seq > an int() of the published run
+        "named",  # the checked facts' digests of one dimension (a DIMENSIONS name)
         "CHECKED_DIGESTS",
         "DIGEST_SAMPLE_LIMIT",
         "measurement_digest_sql()",
