@@ -86,6 +86,7 @@ class _Refresh:
         self.moved_rows: dict[str, int] = {}  # versioned model -> rows moved (`<name>__moved`)
         self.widened: list[Touched] = []
         self.chains: dict[str, tuple[str, str, str]] = {}  # `_chain_steps`' tables
+        self.reached: dict[str, str] = {}  # chain model -> its partitions moved rows reach (`_moved_reach`)
         self.fact_columns = {m.name: m.header.fact_columns for m in self.models}
         self.fact_steps = {m.name: m.header.fact_steps for m in self.models}
 
@@ -118,10 +119,10 @@ class _Refresh:
         of a deep series costs its pairs, not the series' history."""
         con, chain, key = self.con, model.header.chain, list(model.header.partitioned_by)
         found = self._touched(model.header.partitions_from, [*key, chain.step])
-        moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
-        if found.count == 0 and not moved:
+        reached = self.reached.get(model.name)
+        if found.count == 0 and not reached:
             return "untouched"
-        rows, pairs, steps = self._chain_steps(model, found, moved)
+        rows, pairs, steps = self._chain_steps(model, found, reached)
         on = " and ".join([*(f"k.{c} is not distinct from t.{c}" for c in key), f"k.{chain.step} = t.{chain.to_step}"])
         con.execute(f'delete from "{table}" t where exists (select 1 from {rows} k where {on})')
         chained = {m.name: m.header.chain for m in self.models if m.header.chain is not None}
@@ -139,15 +140,18 @@ class _Refresh:
 
     def _moved_reach(self, model: SqlModel) -> float:
         """The share of a chain model's steps (``chain.steps``' rows) in the partitions that the moved
-        rows of its versioned inputs reach (`moved_by`); 0 when none moved."""
+        rows of its versioned inputs reach (`moved_by`), kept as the temp table `<name>__reached` for
+        its refresh; 0 when none moved."""
         moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
         if not moved:
             return 0.0
         key, chain = list(model.header.partitioned_by), model.header.chain
         same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
-        reached = " union ".join(f"({q})" for q in moved)
+        reached = self.reached[model.name] = f"{model.name}__reached"
+        union = " union ".join(f"({q})" for q in moved)
+        self.con.execute(f"create or replace temp table {reached} as {union}")
         steps, total = self.con.execute(
-            f"""select count(*) filter (where exists (select 1 from ({reached}) m where {same})),
+            f"""select count(*) filter (where exists (select 1 from {reached} m where {same})),
                 count(*) from {chain.steps} s"""
         ).fetchone()
         return steps / total if total else 0.0
@@ -167,14 +171,14 @@ class _Refresh:
                 todo += dep.header.depends_on
         return sorted(found)
 
-    def _chain_steps(self, model: SqlModel, found: Touched, moved: list[str]) -> tuple[str, str, str]:
+    def _chain_steps(self, model: SqlModel, found: Touched, reached: str | None) -> tuple[str, str, str]:
         """Temp tables (each with `<name>_hash`) of partition and step: the rows to compute (the
         touched steps and, in each chain, the step after each; every step of the partitions a moved
-        versioned input reaches (``moved``: `moved_by` queries); then ``around`` steps either side),
+        versioned input reaches (``reached``: their partitions, `_moved_reach`); then ``around`` steps either side),
         the pairs they read (``around`` steps either side again) and the steps those read (and the
         step before each in each chain); found once per chain and touched keys."""
         chain, key = model.header.chain, list(model.header.partitioned_by)
-        name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}" + ("_moved" if moved else "")
+        name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}" + (f"_{reached}" if reached else "")
         if name not in self.chains:
             cols = ", ".join([*key, chain.step])
             self.con.execute(f"create or replace temp table {name}_rows as select {cols} from {found.keys}")
@@ -187,15 +191,14 @@ class _Refresh:
             self.con.execute(f"create or replace temp table {name}_steps as select * from {name}_pairs")
             self._neighbours(model, f"{name}_steps", before=True)
             tables = (f"{name}_rows", f"{name}_pairs", f"{name}_steps")
-            if moved:
+            if reached:
                 # every step of a reached partition, added after the neighbours: its steps' neighbours are
                 # its own steps, and finding them by the range joins of `_neighbours` grew with the square
                 # of a partition's depth
                 same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
-                reached = " union ".join(f"({q})" for q in moved)
                 self.con.execute(f"""create or replace temp table {name}_reached as
                     select distinct {", ".join(f"s.{c}" for c in [*key, chain.step])}
-                    from {chain.steps} s semi join ({reached}) m on {same}""")
+                    from {chain.steps} s semi join {reached} m on {same}""")
                 for table in tables:
                     self.con.execute(f"insert into {table} select * from {name}_reached except select * from {table}")
                 self.con.execute(f"drop table {name}_reached")
@@ -289,6 +292,8 @@ class _Refresh:
             t.drop(self.con)
         for name in self.moved_rows:
             self.con.execute(f"drop table if exists {name}__moved")
+        for table in self.reached.values():
+            self.con.execute(f"drop table if exists {table}")
         for tables in self.chains.values():
             for table in tables:
                 self.con.execute(f"drop table if exists {table}")
