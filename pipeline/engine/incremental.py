@@ -140,20 +140,20 @@ class _Refresh:
 
     def _moved_reach(self, model: SqlModel) -> float:
         """The share of a chain model's steps (``chain.steps``' rows) in the partitions that the moved
-        rows of its versioned inputs reach (`moved_by`), kept as the temp table `<name>__reached` for
-        its refresh; 0 when none moved."""
+        rows of its versioned inputs reach (`moved_by`); those steps (partition, step and their rows
+        ``n``) are kept as the temp table `<name>__reached` for its refresh. 0 when none moved."""
         moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
         if not moved:
             return 0.0
         key, chain = list(model.header.partitioned_by), model.header.chain
         same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
+        cols = ", ".join(f"s.{c}" for c in [*key, chain.step])
         reached = self.reached[model.name] = f"{model.name}__reached"
         union = " union ".join(f"({q})" for q in moved)
-        self.con.execute(f"create or replace temp table {reached} as {union}")
-        steps, total = self.con.execute(
-            f"""select count(*) filter (where exists (select 1 from {reached} m where {same})),
-                count(*) from {chain.steps} s"""
-        ).fetchone()
+        self.con.execute(f"""create or replace temp table {reached} as
+            select {cols}, count(*) as n from {chain.steps} s semi join ({union}) m on {same} group by all""")
+        steps = duck.scalar(self.con, f"select coalesce(sum(n), 0) from {reached}")
+        total = duck.scalar(self.con, f"select count(*) from {chain.steps}")
         return steps / total if total else 0.0
 
     def _stored_inputs(self, model: SqlModel) -> list[str]:
@@ -195,13 +195,8 @@ class _Refresh:
                 # every step of a reached partition, added after the neighbours: its steps' neighbours are
                 # its own steps, and finding them by the range joins of `_neighbours` grew with the square
                 # of a partition's depth
-                same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
-                self.con.execute(f"""create or replace temp table {name}_reached as
-                    select distinct {", ".join(f"s.{c}" for c in [*key, chain.step])}
-                    from {chain.steps} s semi join {reached} m on {same}""")
                 for table in tables:
-                    self.con.execute(f"insert into {table} select * from {name}_reached except select * from {table}")
-                self.con.execute(f"drop table {name}_reached")
+                    self.con.execute(f"insert into {table} select {cols} from {reached} except select * from {table}")
             for table in tables:
                 self.con.execute(
                     f"create or replace temp table {table}_hash as select distinct hash({cols}) as h from {table}"

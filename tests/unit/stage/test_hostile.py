@@ -202,7 +202,6 @@ ALLOWED_INTERPOLATIONS = {
         "found.keys",
         "wider.keys",
         "chain.steps",
-        "', '.join((f's.{c}' for c in [*key, chain.step]))",
         "' union all '.join(found)",
         "same",
         # a versioned input (`keep_while`, `run_column`, `moved_by`): our own SQL in the MODEL header,
