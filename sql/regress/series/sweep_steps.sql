@@ -1,7 +1,10 @@
 /* MODEL
 name: sweep_steps
-kind: VIEW
+kind: INCREMENTAL_BY_PARTITION
+partitioned_by: [kernel_name, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, axis]
+partitions_from: ranked_measurements
 grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, extra_config, axis, step_rank]
+chain: {steps: series_steps, within: [kernel_provider], to_step: step_rank}
 depends_on: [series_steps]
 */
 -- sweep_steps: one row per axis, liger-family sweep and step, with the step it follows.
@@ -13,7 +16,9 @@ depends_on: [series_steps]
 -- runs is the most runs any of its points had at this step. alias_provider: the
 -- provider name as measured when a reviewed rename keyed it (provider_renames).
 -- Read by sweep_pairs (the pairs to judge) and version_coverage (which versions
--- were judged, and why not).
+-- were judged, and why not). Stored and kept per step (`chain`): a new run writes the steps it
+-- touched and the step after each; computed whole, it was most of version_coverage's cost in every
+-- run of a deep warehouse (bench/HISTORY.md).
 with per_step as (
     select
         axis,

@@ -28,20 +28,41 @@ depends_on: [sweep_regressions, sweep_versions]
 --   from_runs, to_runs  runs of the compared version and of this version.
 -- "No regression in the newest version" means little when most of its rows
 -- say `first version of the series`: count them here.
-with earliest as (
+-- The first ranks are found over one row per kernel, provider, pass, metric and GPU, then joined: four
+-- windows over every sweep and version were most of this model's cost in a deep warehouse.
+with first_ranks as (
     select
-        *,
-        min(version_rank) over (
-            partition by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name
-        ) as first_rank_same_gpu,
-        min(version_rank) over (
+        kernel_name,
+        kernel_provider,
+        kernel_operation_mode,
+        metric_name,
+        gpu_name,
+        min(version_rank) as first_rank_same_gpu,
+        min(min(version_rank)) over (
             partition by kernel_name, kernel_provider, kernel_operation_mode, metric_name
         ) as first_rank_any_gpu,
-        min(version_rank) over (
+        min(min(version_rank)) over (
             partition by kernel_name, kernel_operation_mode, metric_name
         ) as first_rank_any_provider,
-        min(version_rank) over (partition by kernel_name) as first_rank_of_kernel
+        min(min(version_rank)) over (partition by kernel_name) as first_rank_of_kernel
     from sweep_versions
+    group by kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name
+),
+
+earliest as (
+    select
+        sweep_versions.*,
+        first_ranks.first_rank_same_gpu,
+        first_ranks.first_rank_any_gpu,
+        first_ranks.first_rank_any_provider,
+        first_ranks.first_rank_of_kernel
+    from sweep_versions
+    inner join first_ranks
+        on first_ranks.kernel_name is not distinct from sweep_versions.kernel_name
+        and first_ranks.kernel_provider is not distinct from sweep_versions.kernel_provider
+        and first_ranks.kernel_operation_mode is not distinct from sweep_versions.kernel_operation_mode
+        and first_ranks.metric_name is not distinct from sweep_versions.metric_name
+        and first_ranks.gpu_name is not distinct from sweep_versions.gpu_name
 )
 
 select
