@@ -13,7 +13,7 @@ from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
 from pipeline.outputs.report.queries import newest_overview
 from pipeline.outputs.report.write import DEFAULT_MAX_PLOTS, write_report
-from pipeline.outputs.site import render_site, write_site
+from pipeline.outputs.site import POINTS_CACHE, render_site, write_site
 from pipeline.serve.duckdb_build import built_state
 
 _NEWEST_REGRESSIONS_SQL = """
@@ -112,7 +112,7 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
         context.log.info("warehouse unchanged since the last dashboard: kept it")
     else:
         prefetch.start(prefetch.DASHBOARD)
-        rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri())
+        rendered = render_site(root / "liger.duckdb", warehouse.warehouse_uri(), out_dir / POINTS_CACHE)
         write_site(root / "liger.duckdb", out_dir, rendered)
         _record_built_from(out_dir, {"key": key})
         rebuilt = True

@@ -16,7 +16,8 @@ Writes into ``out_dir``:
   what was compared and unchanged, what was not compared and why;
 * ``alerts.html`` -- every alert, one line each, its sweeps plotted on one figure
   (``alerts_page.py``); ``index.html`` leads with the newest of them;
-* ``plotly.min.js`` -- Plotly for offline use, written once beside the pages.
+* ``plotly.min.js`` -- Plotly for offline use, written once beside the pages;
+* ``.points/`` -- the blocks of the explorer's points, each kept while its rows stay (``points.py``).
 
 Pure Python, no Dagster. Opens ``liger.duckdb`` read-only; every file is written aside and renamed.
 
@@ -40,9 +41,11 @@ from .bisect_results import read_queue, read_results
 from .pages import PLOTLY_FILE, _head, index_html, release_file_name, release_html, release_rows
 from .payload import SiteData, build_payload, payload_json
 
-__all__ = ["SiteData", "build_payload", "payload_json", "render_site", "write_site"]
+__all__ = ["POINTS_CACHE", "SiteData", "build_payload", "payload_json", "render_site", "write_site"]
 
 INDEX = "index.html"
+# the blocks of the explorer's points, kept beside the pages from run to run (points.py)
+POINTS_CACHE = ".points"
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -73,11 +76,14 @@ def _write_plotly(out_dir: Path) -> None:
         _atomic_write(target, js)
 
 
-def render_site(duckdb_path: str | os.PathLike, remote_root: str | None = None) -> dict[str, bytes]:
+def render_site(
+    duckdb_path: str | os.PathLike, remote_root: str | None = None, cache: Path | None = None
+) -> dict[str, bytes]:
     """Every page of the dashboard by file name (the release pages, then ``index.html``), rendered
-    from the published ``liger.duckdb``; writes nothing."""
+    from the published ``liger.duckdb``; writes nothing but the blocks of points it encodes into
+    ``cache`` (`points.py`; None: every block is encoded)."""
     with open_readonly(duckdb_path, remote_root) as con:
-        data = build_payload(con, load().dashboard_axis_points)
+        data = build_payload(con, load().dashboard_axis_points, cache)
         shown = set(data.versions)
         coverage = [c for c in coverage_by_version(con) if c.version is None or c.version in shown]
         # alerts lead: a page of their own and the first lines of index.html
@@ -106,7 +112,7 @@ def write_site(
     it); returns the path of ``index.html``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pages = pages if pages is not None else render_site(duckdb_path)
+    pages = pages if pages is not None else render_site(duckdb_path, cache=out_dir / POINTS_CACHE)
     _write_plotly(out_dir)
     for name, body in pages.items():
         _atomic_write(out_dir / name, body)

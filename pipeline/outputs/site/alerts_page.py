@@ -19,7 +19,8 @@ from pipeline.regress.judge import SWEEP_KEY
 
 from .bisect_results import queue_line, result_line, results_of
 from .pages import plotly_text_js
-from .payload import SiteData, payload_json
+from .payload import SiteData, payload_json, sig4
+from .points import sweep_p50s
 
 ALERTS_PAGE = "alerts.html"
 ALERTS_SHOWN = 200
@@ -58,12 +59,12 @@ def _key(member: dict) -> tuple:
     return (*(member[k] for k in _MEMBER_KEY), member["extra_config"])
 
 
-def _levels(data: SiteData, sid: int) -> dict[int, float]:
-    """The sweep's geomean p50 over its x points at each axis step (flat [x, ax, p20, p50, p80, ...])."""
-    flat = data.payload["pts"][sid]
+def _levels(points: list[tuple[int, float]]) -> dict[int, float]:
+    """A sweep's geomean p50 (4 significant digits, as the page has it) over its x points at each axis
+    step, from its (axis position, p50) points (`sweep_p50s`)."""
     logs: dict[int, list[float]] = {}
-    for at in range(0, len(flat), 5):
-        ax, p50 = flat[at + 1], flat[at + 3]
+    for ax, value in points:
+        p50 = sig4(value)
         if p50 and p50 > 0:
             logs.setdefault(ax, []).append(math.log(p50))
     return {ax: math.exp(sum(v) / len(v)) for ax, v in sorted(logs.items())}
@@ -88,7 +89,7 @@ def _axis_at(labels: list[str], label: str) -> int | None:
     return next((i for i, text in enumerate(labels) if text.split(" ")[0].startswith(label[:7])), None)
 
 
-def _figure(data: SiteData, ids: dict, lead: Lead, orders: dict[int, tuple]) -> dict | None:
+def _figure(data: SiteData, ids: dict, lead: Lead, orders: dict[int, tuple], points: dict) -> dict | None:
     labels = data.payload["axis"]["label"]
     a = lead.alert
     if a["axis"] == "commit" and data.axis_mode != "commit":
@@ -103,7 +104,7 @@ def _figure(data: SiteData, ids: dict, lead: Lead, orders: dict[int, tuple]) -> 
         if sid is None or sid in seen:
             continue
         seen.add(sid)
-        levels = {ax: v for ax, v in _levels(data, sid).items() if ax in orders}
+        levels = {ax: v for ax, v in _levels(points.get(_key(member), [])).items() if ax in orders}
         steps = sorted(levels, key=orders.__getitem__)
         base = levels.get(start) if start is not None else None
         base = base or (levels[steps[0]] if steps else None)
@@ -148,10 +149,12 @@ def alerts_html(
     bisect plan and the bisect results that answer it."""
     leads, total, open_ = read_leads(con, ALERTS_SHOWN, SWEEPS_PLOTTED)
     ids, orders = _sweep_ids(data), commit_orders(con, data)
+    members = {_key(m) for lead in leads for m in lead.sweeps if _key(m) in ids}
+    points = sweep_p50s(con, data.source, sorted(members, key=str)) if data.source else {}
     figures, parts = {}, []
     for lead in leads:
         a = lead.alert
-        figure = _figure(data, ids, lead, orders)
+        figure = _figure(data, ids, lead, orders, points)
         if figure is not None:
             figures[a["alert_id"]] = figure
         parts.append(

@@ -5,6 +5,51 @@
   'use strict';
   var P = JSON.parse(document.getElementById('site-data').textContent);
   var S = P.s;
+  P.pts = assemblePoints(P);
+
+  // The points come in blocks of axis points (points.py): map each block's sweeps onto the payload's,
+  // its x values onto S.xval, drop the points before the window, and order each sweep's points by x
+  // (x_numeric, none last, then the text) and axis point: pts[sweep] = [x, axis, p20, p50, p80, ...].
+  function assemblePoints(P) {
+    var first = P.axis.first, ids = {}, xcode = {}, xnum = [], rows = [];
+    var fields = ['kernel', 'provider', 'mode', 'metric', 'gpu', 'xname', 'config'];
+    P.sweeps.forEach(function (r, sid) {
+      ids[JSON.stringify(fields.map(function (f, i) { return S[f][r[i]]; }))] = sid;
+      rows.push([]);
+    });
+    S.xval = [];
+    P.blocks.forEach(function (b) {
+      var xs = b.x.map(function (x) {
+        var key = JSON.stringify(x[0]);
+        if (!(key in xcode)) { xcode[key] = S.xval.length; S.xval.push(x[0]); xnum.push(x[1]); }
+        return xcode[key];
+      });
+      b.k.forEach(function (k, i) {
+        var sid = ids[JSON.stringify(k)];
+        if (sid === undefined) return;
+        var flat = b.p[i];
+        for (var j = 0; j < flat.length; j += 5) {
+          if (flat[j + 1] < first) continue;
+          rows[sid].push([xs[flat[j]], flat[j + 1] - first, flat[j + 2], flat[j + 3], flat[j + 4]]);
+        }
+      });
+    });
+    function xOrder(a, b) {
+      var na = xnum[a], nb = xnum[b];
+      if ((na === null) !== (nb === null)) return na === null ? 1 : -1;
+      if (na !== null && na !== nb) return na - nb;
+      var ta = S.xval[a], tb = S.xval[b];
+      if (ta === tb) return 0;
+      if (ta === null || tb === null) return ta === null ? 1 : -1;
+      return ta < tb ? -1 : 1;
+    }
+    return rows.map(function (r) {
+      r.sort(function (a, b) { return xOrder(a[0], b[0]) || a[1] - b[1]; });
+      var flat = [];
+      r.forEach(function (p) { flat.push(p[0], p[1], p[2], p[3], p[4]); });
+      return flat;
+    });
+  }
   var VERDICT_COLORS = {
     regression: '#d62728', improvement: '#2ca02c', drift: '#ff7f0e', unstable: '#9467bd',
     unchanged: '#7f7f7f', insufficient: '#b0b0b0'

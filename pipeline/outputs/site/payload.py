@@ -2,8 +2,9 @@
 
 What the page receives, per sweep (kernel, provider, pass, metric, GPU, x name, config) and axis
 point (a Liger version, or a commit when ``measurements`` has ``benchmarked_commit`` and ``commit_order``):
-p20 / p50 / p80 of every x point, rounded to 4 significant digits, and the runs at the sweep's
-newest point. Every string is dictionary-encoded (``payload["s"][<field>]``); rows hold indexes.
+p20 / p50 / p80 of every x point, rounded to 4 significant digits, in blocks of axis points each
+encoded once (``payload["blocks"]``, `points.py`), and the runs at the sweep's newest point. Every
+other string is dictionary-encoded (``payload["s"][<field>]``); rows hold indexes.
 Beside it the sweep verdicts of ``sweep_regressions`` with their evidence, and the rows of a
 ``commit_suspects`` view when the warehouse has one.
 
@@ -23,14 +24,17 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from pipeline.outputs.report.queries import FLAGGED_VERDICTS
 from pipeline.regress.judge import SEVERITY_SQL, SWEEP_KEY
 
+from .points import AxisSource, RawJson, point_blocks, window_sweeps
+
 __all__ = ["SWEEP_KEY", "AxisWindow", "SiteData", "build_payload", "payload_json", "sig4"]
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 _SWEEP_COLS = ", ".join(SWEEP_KEY)
 # a commit_suspects view is read up to this many rows (the page stays bounded whatever it holds)
 MAX_SUSPECT_ROWS = 5000
@@ -97,6 +101,7 @@ class SiteData:
     not_compared: Any = None  # polars.DataFrame
     axis_labels_by_version: dict[str, list[str]] = field(default_factory=dict)
     window: AxisWindow | None = None  # None: the whole axis
+    source: AxisSource | None = None  # where the points on the window are (`points.py`)
 
 
 def _relations(con) -> set[str]:
@@ -144,7 +149,7 @@ def _commit_axis(con) -> list[dict]:
 
 def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank: dict):
     """The plot's x axis (commits in commit order, else versions): labels, each point's version, the
-    index of each axis key, and the query of the points on it."""
+    position of each axis key, and the relation of the points on it with its axis key column."""
     axis_labels: list[str] = []
     axis_ver: list[int] = []
     if commit_mode:
@@ -157,22 +162,9 @@ def _axis(con, commit_mode: bool, ranks: list, versions: list[str], ver_of_rank:
                 label = str(r["commit"])[:8] + (f" ({r['release']})" if r["release"] else "")
             axis_labels.append(label)
             axis_ver.append(ver_of_rank[r["version_rank"]])
-        points_sql = f"""
-            select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, axis_key, p20, p50, p80, runs
-            from sweep_points
-            where axis_key in (select unnest($kept))
-            order by {_SWEEP_COLS}, x_numeric nulls last, x_value"""
-    else:
-        axis_index = {rank: i for i, (rank, _) in enumerate(ranks)}
-        axis_labels = list(versions)
-        axis_ver = list(range(len(versions)))
-        points_sql = f"""
-            select {_SWEEP_COLS}, metric_unit, x_value, x_numeric, version_rank as axis_key, p20, p50, p80, runs
-            from series_versions
-            where version_rank in (select unnest($kept))
-            order by {_SWEEP_COLS}, x_numeric nulls last, x_value, version_rank"""
-
-    return axis_labels, axis_ver, axis_index, points_sql
+        return axis_labels, axis_ver, axis_index, ("sweep_points", "axis_key")
+    axis_index = {rank: i for i, (rank, _) in enumerate(ranks)}
+    return list(versions), list(range(len(versions))), axis_index, ("series_versions", "version_rank")
 
 
 # A comparison's numbers: as judged, as the pages write them (printf, Python's own rounding: ``×1.235``,
@@ -259,100 +251,63 @@ def sig4_sql(column: str) -> str:
     )
 
 
-def _point_frame(con, points_sql: str, axis_index: dict):
-    """The points on the axis, in the query's order, with their sweep's id (the order its first point
-    comes in), their axis index, and their x value's first row in the sweep (the x order)."""
-    rounded = ", ".join(f"{sig4_sql(q)} as {q}" for q in ("p20", "p50", "p80"))
-    sql = f"select * replace ({rounded}) from ({points_sql})"
-    # Queried before polars is imported: DuckDB works without the GIL, so the import a dashboard run
-    # starts at its beginning (prefetch.DASHBOARD) goes on beside the query instead of after it.
-    points = con.sql(sql, params={"kept": list(axis_index)}).to_arrow_table()
+def _sweeps(axis: AxisSource, rows: list[tuple], is_liger: dict, strings: dict):
+    """Each sweep on the window once (`window_sweeps`' rows): its id and key as a frame, as dicts, its
+    encoded row, and the runs at its newest point."""
     import polars as pl
 
-    frame = pl.from_arrow(points).with_row_index("row")
-    axis = pl.DataFrame({"axis_key": list(axis_index), "ax": list(axis_index.values())})
-    frame = frame.join(axis.cast({"axis_key": frame.schema["axis_key"]}), on="axis_key", how="inner")
-    frame = frame.sort("row").with_columns(
-        sid=pl.col("row").min().over(SWEEP_KEY).rank("dense") - 1,
-        x_first=pl.col("row").min().over([*SWEEP_KEY, "x_value"]),
-    )
-    return frame
-
-
-def _sweeps_and_points(con, points_sql: str, axis_index: dict, is_liger: dict, strings: dict):
-    """Each plotted sweep once (its id and key as a frame; as dicts; its encoded row) and its points in x
-    order, axis order: one query, the grouping and ordering in polars, Python once per sweep (never once per point)."""
-    frame = _point_frame(con, points_sql, axis_index)
-    import polars as pl
-
-    sweeps: list[dict] = []
-    sweep_rows: list[list] = []
-    firsts = frame.group_by("sid").agg(pl.col([*SWEEP_KEY, "metric_unit"]).first()).sort("sid")
-    for row in firsts.iter_rows(named=True):
-        key = tuple(row[k] for k in SWEEP_KEY)
-        sweep = {k: row[k] for k in SWEEP_KEY} | {"metric_unit": row["metric_unit"]}
-        sweep["is_liger"] = bool(is_liger.get(row["kernel_provider"], False))
+    sweeps, sweep_rows, runs = [], [], []
+    width = len(SWEEP_KEY)
+    for row in rows:
+        sweep = dict(zip(SWEEP_KEY, row[:width], strict=True)) | {"metric_unit": row[width]}
+        sweep["is_liger"] = bool(is_liger.get(sweep["kernel_provider"], False))
         sweeps.append(sweep)
-        fields = (*key, row["metric_unit"])
+        fields = (*row[:width], row[width])
         sweep_rows.append([strings[f](v) for f, v in zip(SWEEP_FIELDS, fields, strict=True)] + [int(sweep["is_liger"])])
-    # x values encoded in the order they first come, as one pass over the points would
-    x_values = frame["x_value"].unique(maintain_order=True).to_list()
-    codes = pl.DataFrame(
-        {"x_value": x_values, "x_code": [strings["xval"](v) for v in x_values]},
-        schema={"x_value": frame.schema["x_value"], "x_code": pl.Int64},
+        runs.append(int(row[width + 1]))
+    frame = pl.DataFrame(
+        {"sid": list(range(len(sweeps))), **{k: [s[k] for s in sweeps] for k in SWEEP_KEY}},
+        schema={"sid": pl.Int64, **dict.fromkeys(SWEEP_KEY, pl.String)},
     )
-    ordered = frame.join(codes, on="x_value", how="left", nulls_equal=True).sort(
-        ["sid", "x_first", "ax"], maintain_order=True
-    )
-    counts = ordered.group_by("sid", maintain_order=True).len()["len"].to_list()
-    flat = ordered.select("x_code", "ax", "p20", "p50", "p80").rows()
-    points, at = [], 0
-    for n in counts:
-        points.append([v for r in flat[at : at + n] for v in r])
-        at += n
-    newest_rows = ordered.group_by("sid").agg(
-        pl.col("ax").max(), pl.col("runs").filter(pl.col("ax") == pl.col("ax").max()).max()
-    )
-    newest = [(int(a), int(r)) for a, r in newest_rows.sort("sid").select("ax", "runs").rows()]
-    return firsts, sweeps, sweep_rows, points, newest
+    return frame, sweeps, sweep_rows, runs
 
 
 def _newest_on_axis(axis: tuple, ranks: list, keep: int | None):
-    """The axis (``_axis``'s labels, versions, key index, query) and the version ranks cut to the newest
-    ``keep`` axis points, versions re-indexed to the versions those points hold; and the window."""
-    axis_labels, axis_ver, axis_index, points_sql = axis
+    """The axis (``_axis``'s labels, versions, key positions, relation) and the version ranks cut to the
+    newest ``keep`` axis points, versions re-indexed to the versions those points hold; the points'
+    source (`AxisSource`: every key from the first block the window touches on); and the window."""
+    axis_labels, axis_ver, axis_index, (relation, column) = axis
     total = len(axis_labels)
     first = max(0, total - keep) if keep else 0
     kept_ver = sorted(set(axis_ver[first:]))
     new_ver = {old: new for new, old in enumerate(kept_ver)}
-    cut_axis = (
-        axis_labels[first:],
-        [new_ver[v] for v in axis_ver[first:]],
-        {key: i - first for key, i in axis_index.items() if i >= first},
-        points_sql,
-    )
-    return cut_axis, [ranks[v] for v in kept_ver], AxisWindow(total - first, total)
+    cut_axis = (axis_labels[first:], [new_ver[v] for v in axis_ver[first:]])
+    source = AxisSource.window(relation, column, axis_index, first)
+    return cut_axis, source, [ranks[v] for v in kept_ver], AxisWindow(total - first, total)
 
 
-def build_payload(con, axis_points: int | None = None) -> SiteData:
+def build_payload(con, axis_points: int | None = None, cache: Path | None = None) -> SiteData:
     """Read the published warehouse once (a handful of queries) and encode what the page shows:
     the newest ``axis_points`` points of the axis (None: all of it), the sweeps measured there and the
-    version pairs judged there. A deep history stays in ``liger.duckdb``; the page stays bounded."""
+    version pairs judged there. A deep history stays in ``liger.duckdb``; the page stays bounded.
+    ``cache``: a folder where the blocks of points (`points.py`) are kept from run to run."""
     relations = _relations(con)
     # the warehouse's file has sweep_points (sql/regress); a hand-made file without it is by version
     commit_mode = "sweep_points" in relations
     ranks = _version_ranks(con)
     all_versions = [label for _, label in ranks]
     full_axis = _axis(con, commit_mode, ranks, all_versions, {rank: i for i, (rank, _) in enumerate(ranks)})
-    (axis_labels, axis_ver, axis_index, points_sql), ranks, window = _newest_on_axis(full_axis, ranks, axis_points)
+    (axis_labels, axis_ver), source, ranks, window = _newest_on_axis(full_axis, ranks, axis_points)
     versions = [label for _, label in ranks]
     ver_of_rank = {rank: i for i, (rank, _) in enumerate(ranks)}
-    strings = {name: _Strings() for name in (*SWEEP_FIELDS, "xval", "verdict", "reason", "refs")}
+    strings = {name: _Strings() for name in (*SWEEP_FIELDS, "verdict", "reason", "refs")}
 
     # the Liger-family rule stays in the views: which provider is liger, as series_versions says
     is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
 
-    sweep_frame, sweeps, sweep_rows, points, newest = _sweeps_and_points(con, points_sql, axis_index, is_liger, strings)
+    source.install(con)
+    sweep_frame, sweeps, sweep_rows, runs = _sweeps(source, window_sweeps(con, source), is_liger, strings)
+    blocks = point_blocks(con, source, sig4_sql, cache)
     comparisons, cmp_rows = _comparisons(con, sweep_frame, ver_of_rank, strings)
     not_compared = _not_compared(con, relations, ranks)
 
@@ -368,15 +323,16 @@ def build_payload(con, axis_points: int | None = None) -> SiteData:
             "label": axis_labels,
             "ver": axis_ver,
             "of": window.of,
+            "first": source.first,
         },
         "versions": versions,
         "flagged": list(FLAGGED_VERDICTS),
         "s": {name: enc.values for name, enc in strings.items()},
         "sweeps": sweep_rows,
-        "pts": points,
-        "runs": [n for _, n in newest],
+        "runs": runs,
         "cmp": cmp_rows,
         "suspects": _suspects(con, relations, sweeps),
+        "blocks": blocks,
     }
     return SiteData(
         payload=payload,
@@ -387,6 +343,7 @@ def build_payload(con, axis_points: int | None = None) -> SiteData:
         not_compared=not_compared,
         axis_labels_by_version=labels_by_version,
         window=window,
+        source=source,
     )
 
 
@@ -466,11 +423,19 @@ def payload_json(payload: dict) -> str:
     """Compact JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
     survive unescaped, so no data string can close the script element or open a comment. A number
     JSON cannot write (NaN, ±infinity: a ratio of two finite values may overflow) is null, a gap,
-    never an error that leaves the site unwritten."""
+    never an error that leaves the site unwritten. A top-level list of `RawJson` (the blocks of
+    points) is spliced in as it is, each made as safe the same way."""
+    raw = {k: v for k, v in payload.items() if isinstance(v, list) and v and all(isinstance(b, RawJson) for b in v)}
+    rest = {k: v for k, v in payload.items() if k not in raw}
     try:
-        text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(rest, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:  # a non-finite float somewhere: walk the payload once more, only then
-        text = json.dumps(_finite(payload), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(_finite(rest), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    spliced = "".join(f",{json.dumps(k)}:[{','.join(blocks)}]" for k, blocks in raw.items())
+    return _script_safe(text[:-1] + spliced + "}")
+
+
+def _script_safe(text: str) -> str:
     return (
         text.replace("&", "\\u0026")
         .replace("<", "\\u003c")

@@ -29,11 +29,25 @@ def _sweep(p: dict, kernel: str, provider: str) -> int:
     return next(i for i, r in enumerate(p["sweeps"]) if s["kernel"][r[0]] == kernel and s["provider"][r[1]] == provider)
 
 
+_FIELDS = ("kernel", "provider", "mode", "metric", "gpu", "xname", "config")
+
+
 def _points(p: dict, sid: int) -> list[tuple]:
-    flat = p["pts"][sid]
-    return [
-        (p["s"]["xval"][flat[i]], p["axis"]["label"][flat[i + 1]], *flat[i + 2 : i + 5]) for i in range(0, len(flat), 5)
-    ]
+    """Sweep ``sid``'s points on the window as the page assembles them from the blocks (dashboard.js,
+    assemblePoints): (x value, axis label, p20, p50, p80) in x order (numeric, none last, then text),
+    then axis order."""
+    s, first = p["s"], p["axis"]["first"]
+    key = [s[f][code] for f, code in zip(_FIELDS, p["sweeps"][sid], strict=False)]
+    found = []
+    for block in map(json.loads, p["blocks"]):
+        if key not in block["k"]:
+            continue
+        flat = block["p"][block["k"].index(key)]
+        for i in range(0, len(flat), 5):
+            (x, numeric), at = block["x"][flat[i]], flat[i + 1]
+            if at >= first:
+                found.append(((numeric is None, numeric or 0, x), at, x, *flat[i + 2 : i + 5]))
+    return [(x, p["axis"]["label"][at - first], *values) for _, at, x, *values in sorted(found)]
 
 
 def test_sig4():
@@ -101,8 +115,9 @@ def test_payload_json_is_safe_in_a_script_element(tmp_path):
     p = _payload(tmp_path)
     text = payload_json(p)
     assert "<" not in text and ">" not in text and "&" not in text
-    assert json.loads(text) == p
-    assert text.startswith('{"v":1,"generated":')  # compact separators
+    # the blocks of points are spliced in as the JSON they are
+    assert json.loads(text) == p | {"blocks": [json.loads(b) for b in p["blocks"]]}
+    assert text.startswith('{"v":2,"generated":')  # compact separators
 
 
 def test_payload_by_commit_when_measurements_have_commits(tmp_path):
@@ -206,7 +221,7 @@ def test_a_warehouse_without_points_is_an_empty_dashboard(tmp_path, commits):
                 con.execute(f"delete from {table}")
     with open_readonly(db) as con:
         p = build_payload(con).payload
-    assert p["sweeps"] == [] and p["pts"] == [] and p["runs"] == [] and p["cmp"] == []
+    assert p["sweeps"] == [] and p["blocks"] == [] and p["runs"] == [] and p["cmp"] == []
     assert write_site(db, tmp_path / "site").exists()
 
 
@@ -233,3 +248,41 @@ def test_a_deep_history_shows_the_newest_axis_points(tmp_path, commits):
         index = write_site(db, tmp_path / "site")
     assert sorted(f.name for f in index.parent.glob("release-*.html")) == sorted(map(release_file_name, kept))
     assert f"the newest 2 of {len(whole['axis']['label'])}" in index.read_text()
+
+
+@pytest.mark.parametrize("commits", [False, True])
+def test_blocks_of_points_are_encoded_once(tmp_path, monkeypatch, commits):
+    """A block of axis points is encoded once and read back while its rows stay (issue 57): a second
+    build encodes nothing; a point moved at one axis point re-encodes that block alone, and the page
+    shows the moved value."""
+    import duckdb
+
+    from pipeline.outputs.site import points
+
+    monkeypatch.setattr(points, "POINT_BLOCK", 1)  # a block per axis point, so one can change alone
+    db = build_site_db(tmp_path / "site.duckdb", commits=commits)
+    cache = tmp_path / "cache"
+    with open_readonly(db) as con:
+        first = build_payload(con, cache=cache).payload
+    kept = {f.name: f.stat().st_mtime_ns for f in cache.glob("*.json")}
+    assert len(kept) == len(first["axis"]["label"]) == len(first["blocks"])
+    with open_readonly(db) as con:
+        again = build_payload(con, cache=cache).payload
+    assert again["blocks"] == first["blocks"]
+    assert {f.name: f.stat().st_mtime_ns for f in cache.glob("*.json")} == kept
+
+    table, axis = ("sweep_points", "axis_key") if commits else ("series_versions", "version_rank")
+    with duckdb.connect(str(db)) as con:
+        newest = con.execute(f"select max({axis}) from {table} where kernel_name = 'plain'").fetchone()[0]
+        con.execute(f"update {table} set p50 = 7.5 where kernel_name = 'plain' and {axis} = ?", [newest])
+    with open_readonly(db) as con:
+        moved = build_payload(con, cache=cache).payload
+    now = {f.name for f in cache.glob("*.json")}
+    assert len(now - set(kept)) == 1 and len(set(kept) - now) == 1  # one block re-encoded, its old one gone
+    plain = _sweep(moved, "plain", "liger")
+    assert [pt[3] for pt in _points(moved, plain) if pt[1] == moved["axis"]["label"][-1]] == [7.5] * len(
+        [pt for pt in _points(first, plain) if pt[1] == first["axis"]["label"][-1]]
+    )
+    with open_readonly(db) as con:
+        fresh = build_payload(con).payload  # no cache: every block encoded
+    assert fresh["blocks"] == moved["blocks"]
