@@ -327,8 +327,10 @@ def sweep_change_points(
     return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor), int(window))
 
 
-# Each sweep's inputs (its pairs in chain order, and the penalty), by md5: a sweep whose inputs
-# are unchanged keeps its rows, so a new snapshot re-segments only the sweeps it moved.
+# Each sweep's inputs (its pairs, and the penalty and window), as a sum of one hash per pair: a sweep
+# whose inputs are unchanged keeps its rows, so a new snapshot re-segments only the sweeps it moved.
+# A sum, not a digest of the ordered list: each pair names its own place (to_version_rank), and
+# DuckDB adds hashes without sorting or writing every sweep's pairs out as text.
 INPUTS_TABLE = "change_point_inputs"
 # Each window segmented (WindowMemo): kept across builds, rewritten by a full one.
 WINDOWS_TABLE = "change_point_windows"
@@ -336,12 +338,20 @@ _KEY = ", ".join(SWEEP_KEY_COLUMNS)
 # Doubles to 12 significant digits: DuckDB sums a geomean in its threads' order, so an unchanged
 # sweep's ratios can come out one ulp apart from build to build.
 _DOUBLES = {"geomean_ratio", "geomean_normalized_ratio", "threshold"}
-_PAIR_TEXT = ", ".join(f"printf('%.12g', {c})" if c in _DOUBLES else c for c in PAIR_COLUMNS)
+
+
+def _twelve_digits(column: str) -> str:
+    return (
+        f"case when {column} = 0 or not isfinite({column}) then {column} "
+        f"else round({column}, 11 - cast(floor(log10(abs({column}))) as integer)) end"
+    )
+
+
+_PAIR_VALUES = ", ".join(_twelve_digits(c) if c in _DOUBLES else c for c in PAIR_COLUMNS)
 _INPUTS_SQL = f"""
-select {_KEY}, md5(list(({_PAIR_TEXT}) order by to_version_rank)::varchar
-                   || (select change_point_penalty || '/' || change_point_window from regression_settings)::varchar)
-    as inputs_md5
-from ({SOURCE_SQL}) group by all
+select {_KEY}, sum(hash({_PAIR_VALUES}, settings.change_point_penalty, settings.change_point_window))
+    as inputs_hash
+from ({SOURCE_SQL}) cross join regression_settings as settings group by all
 """
 _SAME_SWEEP = " and ".join(f"c.{c} is not distinct from s.{c}" for c in SWEEP_KEY_COLUMNS)
 
@@ -350,7 +360,7 @@ def _changed_sweeps(con, full: bool) -> str:
     """Empties ``change_points`` of the sweeps whose inputs changed (all of them when ``full``),
     leaves their keys in the temp table ``changed_sweep`` and returns the query of their source rows."""
     con.execute(f"create or replace temp table sweep_inputs as {_INPUTS_SQL}")
-    if full or not has_tables(con, INPUTS_TABLE, "change_points"):
+    if full or not has_tables(con, INPUTS_TABLE, "change_points") or not _hashed_inputs(con):
         con.execute(CHANGE_POINTS_DDL)
         con.execute(f"create or replace temp table changed_sweep as select {_KEY} from sweep_inputs")
         source = _SOURCE_SQL
@@ -365,6 +375,11 @@ def _changed_sweeps(con, full: bool) -> str:
     con.execute(f"create or replace table {INPUTS_TABLE} as select * from sweep_inputs")
     con.execute("drop table sweep_inputs")
     return source
+
+
+def _hashed_inputs(con) -> bool:
+    """Whether the kept inputs are this build's kind (a file from before holds another)."""
+    return "inputs_hash" in {r[0] for r in con.execute(f"describe {INPUTS_TABLE}").fetchall()}
 
 
 def _load_windows(con, full: bool) -> WindowMemo:

@@ -32,6 +32,7 @@ __all__ = ["POINT_BLOCK", "AxisSource", "RawJson", "point_blocks", "window_sweep
 # Axis points per block: a new run re-encodes one or two blocks of the window's ten or so
 POINT_BLOCK = 16
 BLOCK_FORMAT = 1
+_COLS = ", ".join(SWEEP_KEY)
 _KEY = ", ".join(f"s.{k}" for k in SWEEP_KEY)
 _AXIS_TABLE = "site_axis_positions"
 
@@ -73,7 +74,7 @@ def window_sweeps(con, axis: AxisSource) -> list[tuple]:
     most runs of a point at its newest axis point."""
     return con.execute(
         f"""
-        select {", ".join(SWEEP_KEY)}, max(metric_unit), arg_max(runs, pos)
+        select {_COLS}, max(metric_unit), arg_max(runs, pos)
         from (
             select {_KEY}, max(s.metric_unit) as metric_unit, a.pos, max(s.runs) as runs
             from {axis.joined}

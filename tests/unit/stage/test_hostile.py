@@ -235,15 +235,27 @@ ALLOWED_INTERPOLATIONS = {
     # The report's lead (per-commit trends, suspects): the module's own key lists and the shared
     # verdict constants; values are bound.
     "pipeline/outputs/report/commits.py": {"FLAGGED_VERDICTS", "SEVERITY_SQL", "_KEY_LIST", "_SAME_GROUP"},
-    # The dashboard's SQL: module constants; `points_sql` is built from them; `rounded` is sig4_sql of
-    # the points' own column names (p20, p50, p80).
+    # The dashboard's SQL: module constants
     "pipeline/outputs/site/payload.py": {
         "_SWEEP_COLS",
         "SEVERITY_SQL",
         "MAX_SUSPECT_ROWS",
-        "points_sql",
-        "rounded",
         "numbers",  # the comparison numbers' columns and printf formats: constants of _COMPARISON_NUMBERS
+    },
+    # The dashboard's blocks of points: the sweep key's columns, the block size and the temp table's name
+    # (constants); `axis.*` the relation and axis column payload.py names (two fixed pairs); `numbers` and
+    # `keys` sig4_sql / the key over the module's own column names; `same`, `wanted` the key's columns.
+    "pipeline/outputs/site/points.py": {
+        "_COLS",
+        "_KEY",
+        "POINT_BLOCK",
+        "_AXIS_TABLE",
+        "axis.column",
+        "axis.joined",
+        "keys",
+        "numbers",
+        "same",
+        "wanted",
     },
     "pipeline/outputs/report/launch.py": {
         "LAUNCH_MIN_POINTS",
