@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,12 +87,6 @@ select
 from verdicts
 where level = 'sweep'
 """
-_ORDER_BY = """order by
-    axis, kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
-    x_name nulls first, extra_config nulls first, to_version_rank
-"""
-_SOURCE_SQL = SOURCE_SQL + _ORDER_BY
-
 # the rows name the computation they equal (segment_levels is held to ruptures' own breakpoints)
 METHOD = "ruptures.Pelt(model='l2', min_size=1)"
 _SWEEP_KEY = slice(0, 9)
@@ -119,16 +114,44 @@ PAIR_COLUMNS = (
 )
 
 
+# The columns a chain is segmented on, and those only its rows name (read for the few sweeps with a row)
+_LEVEL_COLUMNS = ("geomean_ratio", "geomean_normalized_ratio", "threshold")
+_LABEL_COLUMNS = ("from_version", "to_version", "from_version_rank", "to_version_rank", "verdict")
+
+
 @dataclass(frozen=True)
-class _Pair:
-    from_version: str
-    to_version: str
-    from_rank: int
-    to_rank: int
-    ratio: float | None
-    normalized: float | None
-    threshold: float | None
-    verdict: str
+class _Levels:
+    """One sweep's pairs as columns, sorted by to_version_rank: a deep sweep's thousand pairs are a few
+    lists, not a thousand objects."""
+
+    ratio: Sequence[float | None]
+    normalized: Sequence[float | None]
+    threshold: Sequence[float | None]
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """What a sweep's rows name of its pairs (`_LABEL_COLUMNS`), in the same order."""
+
+    from_version: Sequence[str]
+    to_version: Sequence[str]
+    from_rank: Sequence[int]
+    to_rank: Sequence[int]
+    verdict: Sequence[str]
+
+
+@dataclass(frozen=True)
+class _Shift:
+    """A lasting shift of a chain: the index of its first level, the shift and the levels either side
+    (logs), and what the chain's rows share."""
+
+    start: int
+    shift: float
+    before: float
+    after: float
+    basis: str
+    levels: int
+    threshold: float
 
 
 def _l2_cost(signal, start: int, end: int) -> float:
@@ -201,8 +224,8 @@ class WindowMemo(dict):
 
     @staticmethod
     def key(penalty: float, chunk: Sequence[float]) -> str:
-        # repr gives every double exactly: equal keys mean equal inputs, so equal breakpoints
-        return hashlib.sha1(repr((float(penalty), [float(v) for v in chunk])).encode()).hexdigest()
+        # the doubles' own bytes: equal keys mean equal inputs, so equal breakpoints
+        return hashlib.sha1(array("d", [penalty, *chunk]).tobytes()).hexdigest()
 
     def segments(self, chunk: Sequence[float], penalty: float) -> list[int]:
         key = self.key(penalty, chunk)
@@ -241,34 +264,31 @@ def windowed_segments(
         first += hop
 
 
-def _chains(pairs: list[_Pair]) -> list[list[_Pair]]:
-    """Split a sweep's consecutive pairs where a pair has no shared points."""
-    chains: list[list[_Pair]] = []
-    current: list[_Pair] = []
-    for pair in pairs:
-        if pair.ratio is None or pair.ratio <= 0:
-            if current:
-                chains.append(current)
-            current = []
-            continue
-        current.append(pair)
-    if current:
-        chains.append(current)
-    return [c for c in chains if len(c) >= 2]  # >= 3 versions
+def _chains(pairs: _Levels) -> list[range]:
+    """Split a sweep's consecutive pairs where a pair has no shared points: each chain of two pairs
+    or more (three versions), as the range of its pairs' indexes."""
+    chains, start = [], None
+    for i, ratio in enumerate(pairs.ratio):
+        if ratio is None or ratio <= 0:
+            if start is not None and i - start >= 2:
+                chains.append(range(start, i))
+            start = None
+        elif start is None:
+            start = i
+    if start is not None and len(pairs.ratio) - start >= 2:
+        chains.append(range(start, len(pairs.ratio)))
+    return chains
 
 
-def _analyse_chain(
-    key: tuple, chain: list[_Pair], penalty_factor: float, window: int, memo: WindowMemo | None = None
-) -> list[tuple]:
-    use_normalized = all(p.normalized is not None and p.normalized > 0 for p in chain)
-    basis = "normalized" if use_normalized else "raw"
-    steps = [math.log(p.normalized if use_normalized else p.ratio) for p in chain]
+def _chain_shifts(
+    pairs: _Levels, chain: range, penalty_factor: float, window: int, memo: WindowMemo | None = None
+) -> list[_Shift]:
+    normalized, ratio = pairs.normalized[chain.start : chain.stop], pairs.ratio[chain.start : chain.stop]
+    use_normalized = all(v is not None and v > 0 for v in normalized)
     levels = [0.0]
-    for step in steps:
-        levels.append(levels[-1] + step)
-    versions = [chain[0].from_version] + [p.to_version for p in chain]
-    ranks = [chain[0].from_rank] + [p.to_rank for p in chain]
-    thresholds = [p.threshold for p in chain if p.threshold is not None]
+    for value in normalized if use_normalized else ratio:
+        levels.append(levels[-1] + math.log(value))
+    thresholds = [t for t in pairs.threshold[chain.start : chain.stop] if t is not None]
     threshold = max(thresholds) if thresholds else 0.03
     threshold_log = math.log1p(threshold)
     # A reported shift is a difference of two segment means, never more than the level range:
@@ -276,44 +296,54 @@ def _analyse_chain(
     if max(levels) - min(levels) <= threshold_log:
         return []
     starts = windowed_segments(levels, penalty_factor * threshold_log**2, window, threshold_log, memo)
-
     bounds = [0, *starts, len(levels)]
     means = [sum(levels[a:b]) / (b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    rows = []
-    for i, start in enumerate(starts):
-        shift = means[i + 1] - means[i]
-        if abs(shift) <= threshold_log:
-            continue
-        rows.append(
-            (
-                *key,
-                versions[start],
-                ranks[start],
-                versions[start - 1],
-                ranks[start - 1],
-                "worse" if shift > 0 else "better",
-                math.exp(shift),
-                math.exp(means[i]),
-                math.exp(means[i + 1]),
-                basis,
-                len(versions),
-                versions[0],
-                versions[-1],
-                chain[start - 1].verdict,
-                threshold,
-                METHOD,
-            )
+    basis = "normalized" if use_normalized else "raw"
+    return [
+        _Shift(start, means[i + 1] - means[i], means[i], means[i + 1], basis, len(levels), threshold)
+        for i, start in enumerate(starts)
+        if abs(means[i + 1] - means[i]) > threshold_log
+    ]
+
+
+def _rows(key: tuple, labels: _Labels, chain: range, shifts: list[_Shift]) -> list[tuple]:
+    """The rows of a chain's shifts; level i of the chain is the from side of its first pair, then
+    each pair's to side."""
+    first = chain.start
+    versions = [labels.from_version[first], *labels.to_version[chain.start : chain.stop]]
+    ranks = [labels.from_rank[first], *labels.to_rank[chain.start : chain.stop]]
+    return [
+        (
+            *key,
+            versions[s.start],
+            ranks[s.start],
+            versions[s.start - 1],
+            ranks[s.start - 1],
+            "worse" if s.shift > 0 else "better",
+            math.exp(s.shift),
+            math.exp(s.before),
+            math.exp(s.after),
+            s.basis,
+            s.levels,
+            versions[0],
+            versions[-1],
+            labels.verdict[first + s.start - 1],
+            s.threshold,
+            METHOD,
         )
-    return rows
+        for s in shifts
+    ]
 
 
-def _sweep_rows(
-    key: tuple, pairs: list[_Pair], penalty_factor: float, window: int, memo: WindowMemo | None = None
-) -> list[tuple]:
-    rows: list[tuple] = []
+def _sweep_shifts(
+    pairs: _Levels, penalty_factor: float, window: int, memo: WindowMemo | None = None
+) -> list[tuple[range, list[_Shift]]]:
+    found = []
     for chain in _chains(pairs):
-        rows.extend(_analyse_chain(key, chain, penalty_factor, window, memo))
-    return rows
+        shifts = _chain_shifts(pairs, chain, penalty_factor, window, memo)
+        if shifts:
+            found.append((chain, shifts))
+    return found
 
 
 def sweep_change_points(
@@ -324,7 +354,11 @@ def sweep_change_points(
     ``key``: the values of SWEEP_KEY_COLUMNS; ``pairs``: tuples in PAIR_COLUMNS order, sorted by
     to_version_rank. Engines that group sweeps themselves (Spark) call this once per sweep.
     """
-    return _sweep_rows(tuple(key), [_Pair(*p) for p in pairs], float(penalty_factor), int(window))
+    columns = dict(zip(PAIR_COLUMNS, (list(c) for c in zip(*pairs, strict=True)), strict=True)) if pairs else {}
+    levels = _Levels(*(columns.get(c, []) for c in _LEVEL_COLUMNS))
+    labels = _Labels(*(columns.get(c, []) for c in _LABEL_COLUMNS))
+    found = _sweep_shifts(levels, float(penalty_factor), int(window))
+    return [row for chain, shifts in found for row in _rows(tuple(key), labels, chain, shifts)]
 
 
 # Each sweep's inputs (its pairs, and the penalty and window), as a sum of one hash per pair: a sweep
@@ -335,6 +369,7 @@ INPUTS_TABLE = "change_point_inputs"
 # Each window segmented (WindowMemo): kept across builds, rewritten by a full one.
 WINDOWS_TABLE = "change_point_windows"
 _KEY = ", ".join(SWEEP_KEY_COLUMNS)
+_S_KEY = ", ".join(f"s.{c}" for c in SWEEP_KEY_COLUMNS)
 # Doubles to 12 significant digits: DuckDB sums a geomean in its threads' order, so an unchanged
 # sweep's ratios can come out one ulp apart from build to build.
 _DOUBLES = {"geomean_ratio", "geomean_normalized_ratio", "threshold"}
@@ -363,15 +398,13 @@ def _changed_sweeps(con, full: bool) -> str:
     if full or not has_tables(con, INPUTS_TABLE, "change_points") or not _hashed_inputs(con):
         con.execute(CHANGE_POINTS_DDL)
         con.execute(f"create or replace temp table changed_sweep as select {_KEY} from sweep_inputs")
-        source = _SOURCE_SQL
+        source = SOURCE_SQL
     else:
         con.execute(f"""create or replace temp table changed_sweep as
             select {_KEY} from (select * from sweep_inputs except select * from {INPUTS_TABLE})
             union select {_KEY} from (select * from {INPUTS_TABLE} except select * from sweep_inputs)""")
         con.execute(f"delete from change_points s where exists (select 1 from changed_sweep c where {_SAME_SWEEP})")
-        source = (
-            f"select * from (select s.* from ({SOURCE_SQL}) s semi join changed_sweep c on {_SAME_SWEEP}) {_ORDER_BY}"
-        )
+        source = f"select s.* from ({SOURCE_SQL}) s semi join changed_sweep c on {_SAME_SWEEP}"
     con.execute(f"create or replace table {INPUTS_TABLE} as select * from sweep_inputs")
     con.execute("drop table sweep_inputs")
     return source
@@ -390,6 +423,27 @@ def _load_windows(con, full: bool) -> WindowMemo:
     return WindowMemo(dict(con.execute(f"select window_key, breakpoints from {WINDOWS_TABLE}").fetchall()))
 
 
+def _labelled_rows(con, source: str, found: dict[tuple, list]) -> list[tuple]:
+    """The rows of the shifts ``found`` per sweep, with the versions they name (read for those sweeps only)."""
+    if not found:
+        return []
+    keys = list(found)
+    wanted = ", ".join(f"unnest($k{i}) as {c}" for i, c in enumerate(SWEEP_KEY_COLUMNS))
+    same = " and ".join(f"s.{c} is not distinct from w.{c}" for c in SWEEP_KEY_COLUMNS)
+    lists = ", ".join(f"list(s.{c} order by s.to_version_rank)" for c in _LABEL_COLUMNS)
+    labelled = con.execute(
+        f"select {_S_KEY}, {lists} "
+        f"from ({source}) s semi join (select {wanted}) w on {same} group by all",
+        {f"k{i}": [k[i] for k in keys] for i in range(len(SWEEP_KEY_COLUMNS))},
+    ).fetchall()
+    rows = []
+    for sweep in labelled:
+        key = tuple(sweep[_SWEEP_KEY])
+        labels = _Labels(*sweep[_SWEEP_KEY.stop :])
+        rows += [row for chain, shifts in found[key] for row in _rows(key, labels, chain, shifts)]
+    return rows
+
+
 def build_change_points(con, full: bool = True) -> int:
     """Create table ``change_points`` from the sweep rows of ``verdicts`` (both axes); return the
     number of rows computed. ``full=False`` keeps the rows of sweeps whose inputs did not change
@@ -402,16 +456,16 @@ def build_change_points(con, full: bool = True) -> int:
     ((penalty_factor, window),) = con.execute(
         "select change_point_penalty, change_point_window from regression_settings"
     ).fetchall()
-    records = con.execute(source).fetchall()
-
-    sweeps: dict[tuple, list[_Pair]] = {}
-    for r in records:
-        sweeps.setdefault(tuple(r[_SWEEP_KEY]), []).append(_Pair(*r[9:17]))
+    lists = ", ".join(f"list({c} order by to_version_rank)" for c in _LEVEL_COLUMNS)
+    sweeps = con.execute(f"select {_KEY}, {lists} from ({source}) group by all").fetchall()
 
     memo = _load_windows(con, full)
-    rows: list[tuple] = []
-    for key, pairs in sweeps.items():
-        rows.extend(_sweep_rows(key, pairs, float(penalty_factor), int(window), memo))
+    found: dict[tuple, list] = {}
+    for sweep in sweeps:
+        shifts = _sweep_shifts(_Levels(*sweep[_SWEEP_KEY.stop :]), float(penalty_factor), int(window), memo)
+        if shifts:
+            found[tuple(sweep[_SWEEP_KEY])] = shifts
+    rows = _labelled_rows(con, source, found)
     if memo.added:
         con.execute(
             f"insert into {WINDOWS_TABLE} select unnest($k), unnest($b)",

@@ -295,7 +295,19 @@ ALLOWED_INTERPOLATIONS = {
     # the change-point source query: one SQL constant shared with the DuckDB build
     "pipeline/spark/change_points.py": {"SOURCE_SQL"},  # a dimension name of the module's own tuple
     # the sweep key and pair columns (the module's own tuples), its inputs table's name, queries of them
-    "pipeline/regress/change_points.py": {"_INPUTS_SQL", "_KEY", "INPUTS_TABLE", "WINDOWS_TABLE", "_SAME_SWEEP"},
+    # (`source`: SOURCE_SQL or it narrowed to the changed sweeps; `lists`, `same`, `wanted`: over those columns)
+    "pipeline/regress/change_points.py": {
+        "_INPUTS_SQL",
+        "_KEY",
+        "_S_KEY",
+        "INPUTS_TABLE",
+        "WINDOWS_TABLE",
+        "_SAME_SWEEP",
+        "source",
+        "lists",
+        "same",
+        "wanted",
+    },
     "pipeline/stage/kernelindex_reader.py": {
         "RAW_PREVIEW_CHARS",
         "loc_prefix",
