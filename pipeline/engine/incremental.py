@@ -87,10 +87,18 @@ class _Refresh:
         self.widened: list[Touched] = []
         self.chains: dict[str, tuple[str, str, str]] = {}  # `_chain_steps`' tables
         self.reached: dict[str, str] = {}  # chain model -> its partitions moved rows reach (`_moved_reach`)
+        self.reach: dict[str, float] = {}  # chain model -> the share of its steps they reach
+        self.whole: set[str] = set()  # the stored models recomputed whole in this refresh
         self.fact_columns = {m.name: m.header.fact_columns for m in self.models}
         self.fact_steps = {m.name: m.header.fact_steps for m in self.models}
 
     def model(self, model: SqlModel, definition: str, table: str, full: bool) -> str:
+        done = self._model(model, definition, table, full)
+        if done.startswith("full"):
+            self.whole.add(model.name)
+        return done
+
+    def _model(self, model: SqlModel, definition: str, table: str, full: bool) -> str:
         con, header = self.con, model.header
         if header.keep_while:
             return self.versioned(model, definition, table, full)
@@ -102,6 +110,11 @@ class _Refresh:
         if header.when_matched and not self.moved:
             return merge_new_facts(con, model, definition, table, self.since_seq)
         if header.chain is not None:
+            whole = sorted(set(self._stored_inputs(model)) & self.whole)
+            if whole:
+                # an input recomputed whole may have moved any step: so may this model
+                con.execute(f'create or replace table "{table}" as select * from "{definition}"')
+                return f"full ({', '.join(whole)} recomputed whole)"
             reach = self._moved_reach(model)
             if reach > MOVED_REACH_WHOLE:
                 con.execute(f'create or replace table "{table}" as select * from "{definition}"')
@@ -144,7 +157,7 @@ class _Refresh:
         ``n``) are kept as the temp table `<name>__reached` for its refresh. 0 when none moved."""
         moved = [sql for dep, sql in model.header.moved_by.items() if self.moved_rows.get(dep)]
         if not moved:
-            return 0.0
+            return self._inherited_reach(model)
         key, chain = list(model.header.partitioned_by), model.header.chain
         same = " and ".join(f"s.{c} is not distinct from m.{c}" for c in key)
         cols = ", ".join(f"s.{c}" for c in [*key, chain.step])
@@ -154,7 +167,23 @@ class _Refresh:
             select {cols}, count(*) as n from {chain.steps} s semi join ({union}) m on {same} group by all""")
         steps = duck.scalar(self.con, f"select coalesce(sum(n), 0) from {reached}")
         total = duck.scalar(self.con, f"select count(*) from {chain.steps}")
-        return steps / total if total else 0.0
+        self.reach[model.name] = steps / total if total else 0.0
+        return self.reach[model.name]
+
+    def _inherited_reach(self, model: SqlModel) -> float:
+        """A chain model made of another's rows (a stored input of the same partitions and steps) that
+        moved rows reached is refreshed where that one was: its partitions reached, and its share."""
+        by_name = {m.name: m for m in self.models}
+        for dep in self._stored_inputs(model):
+            header = by_name[dep].header
+            if (
+                dep in self.reached
+                and header.partitioned_by == model.header.partitioned_by
+                and (header.chain is not None and header.chain.steps == model.header.chain.steps)
+            ):
+                self.reached[model.name] = self.reached[dep]
+                return self.reach[dep]
+        return 0.0
 
     def _stored_inputs(self, model: SqlModel) -> list[str]:
         """The stored models ``model`` reads, directly or through views."""
@@ -287,7 +316,7 @@ class _Refresh:
             t.drop(self.con)
         for name in self.moved_rows:
             self.con.execute(f"drop table if exists {name}__moved")
-        for table in self.reached.values():
+        for table in set(self.reached.values()):
             self.con.execute(f"drop table if exists {table}")
         for tables in self.chains.values():
             for table in tables:

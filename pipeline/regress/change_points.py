@@ -432,8 +432,7 @@ def _labelled_rows(con, source: str, found: dict[tuple, list]) -> list[tuple]:
     same = " and ".join(f"s.{c} is not distinct from w.{c}" for c in SWEEP_KEY_COLUMNS)
     lists = ", ".join(f"list(s.{c} order by s.to_version_rank)" for c in _LABEL_COLUMNS)
     labelled = con.execute(
-        f"select {_S_KEY}, {lists} "
-        f"from ({source}) s semi join (select {wanted}) w on {same} group by all",
+        f"select {_S_KEY}, {lists} from ({source}) s semi join (select {wanted}) w on {same} group by all",
         {f"k{i}": [k[i] for k in keys] for i in range(len(SWEEP_KEY_COLUMNS))},
     ).fetchall()
     rows = []

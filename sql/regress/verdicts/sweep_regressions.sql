@@ -1,8 +1,8 @@
 /* MODEL
 name: sweep_regressions
-kind: FULL
+kind: VIEW
 grain: [kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name, x_name, extra_config, from_version, to_version]
-depends_on: [alert_members, liger_versions, verdicts]
+depends_on: [alert_members, liger_versions, sweep_pair_verdicts]
 */
 -- sweep_regressions: the headline list -- one verdict per liger-family sweep and version pair.
 --
@@ -15,85 +15,54 @@ depends_on: [alert_members, liger_versions, verdicts]
 -- is_newest: to_version is the newest version measured anywhere.
 -- alert_id: the alert (alert_members) of a flagged pair where no commit is known for it; NULL for
 -- the others (a pair the commit axis covers is alerted there, on commit_regressions).
-with point_counts as (
-    select
-        kernel_name,
-        kernel_provider,
-        kernel_operation_mode,
-        metric_name,
-        gpu_name,
-        x_name,
-        extra_config,
-        from_version_rank,
-        to_version_rank,
-        count(case when verdict = 'regression' then 1 end) as points_regressed,
-        count(case when verdict = 'improvement' then 1 end) as points_improved,
-        count(case when verdict = 'drift' then 1 end) as points_drift,
-        count(case when verdict = 'unstable' then 1 end) as points_unstable
-    from verdicts
-    where level = 'point' and axis = 'version'
-    group by
-        kernel_name, kernel_provider, kernel_operation_mode, metric_name,
-        gpu_name, x_name, extra_config, from_version_rank, to_version_rank
-)
-
+-- The pairs are stored per step (sweep_pair_verdicts); is_newest and alert_id move with every run
+-- whatever it touched, so they are joined here, over a few rows of alert_members.
 select
-    sweeps.kernel_name,
-    sweeps.kernel_provider,
-    sweeps.kernel_operation_mode,
-    sweeps.metric_name,
-    sweeps.metric_unit,
-    sweeps.gpu_name,
-    sweeps.x_name,
-    sweeps.extra_config,
-    sweeps.from_version,
-    sweeps.to_version,
-    sweeps.from_version_rank,
-    sweeps.to_version_rank,
-    sweeps.to_version_rank = (select max(version_rank) from liger_versions) as is_newest,
-    sweeps.from_runs,
-    sweeps.to_runs,
-    sweeps.from_spread,
-    sweeps.to_spread,
-    sweeps.points as shared_points,
-    sweeps.reference_count as reference_points,
-    sweeps.reference_providers,
-    sweeps.ratio as geomean_ratio,
-    sweeps.reference_ratio as geomean_reference_ratio,
-    sweeps.normalized_ratio as geomean_normalized_ratio,
-    coalesce(point_counts.points_regressed, 0) as points_regressed,
-    coalesce(point_counts.points_improved, 0) as points_improved,
-    coalesce(point_counts.points_drift, 0) as points_drift,
-    coalesce(point_counts.points_unstable, 0) as points_unstable,
-    sweeps.points_bands_worse,
-    sweeps.points_bands_better,
-    sweeps.band_fraction,
-    sweeps.threshold,
-    sweeps.noise_scope,
-    sweeps.threshold_source,
-    sweeps.min_detectable_change,
-    sweeps.verdict,
-    sweeps.reason,
+    pairs.kernel_name,
+    pairs.kernel_provider,
+    pairs.kernel_operation_mode,
+    pairs.metric_name,
+    pairs.metric_unit,
+    pairs.gpu_name,
+    pairs.x_name,
+    pairs.extra_config,
+    pairs.from_version,
+    pairs.to_version,
+    pairs.from_version_rank,
+    pairs.to_version_rank,
+    pairs.to_version_rank = (select max(version_rank) from liger_versions) as is_newest,
+    pairs.from_runs,
+    pairs.to_runs,
+    pairs.from_spread,
+    pairs.to_spread,
+    pairs.shared_points,
+    pairs.reference_points,
+    pairs.reference_providers,
+    pairs.geomean_ratio,
+    pairs.geomean_reference_ratio,
+    pairs.geomean_normalized_ratio,
+    pairs.points_regressed,
+    pairs.points_improved,
+    pairs.points_drift,
+    pairs.points_unstable,
+    pairs.points_bands_worse,
+    pairs.points_bands_better,
+    pairs.band_fraction,
+    pairs.threshold,
+    pairs.noise_scope,
+    pairs.threshold_source,
+    pairs.min_detectable_change,
+    pairs.verdict,
+    pairs.reason,
     alert_members.alert_id
-from verdicts as sweeps
-left join point_counts
-    on point_counts.kernel_name = sweeps.kernel_name
-    and point_counts.kernel_provider = sweeps.kernel_provider
-    and point_counts.kernel_operation_mode = sweeps.kernel_operation_mode
-    and point_counts.metric_name = sweeps.metric_name
-    and point_counts.gpu_name = sweeps.gpu_name
-    and point_counts.x_name is not distinct from sweeps.x_name
-    and point_counts.extra_config is not distinct from sweeps.extra_config
-    and point_counts.from_version_rank = sweeps.from_version_rank
-    and point_counts.to_version_rank = sweeps.to_version_rank
+from sweep_pair_verdicts as pairs
 left join alert_members
     on alert_members.axis = 'version'
-    and alert_members.kernel_name = sweeps.kernel_name
-    and alert_members.kernel_provider = sweeps.kernel_provider
-    and alert_members.kernel_operation_mode = sweeps.kernel_operation_mode
-    and alert_members.metric_name = sweeps.metric_name
-    and alert_members.gpu_name = sweeps.gpu_name
-    and alert_members.x_name is not distinct from sweeps.x_name
-    and alert_members.extra_config is not distinct from sweeps.extra_config
-    and alert_members.to_order = sweeps.to_version_rank
-where sweeps.level = 'sweep' and sweeps.axis = 'version'
+    and alert_members.kernel_name = pairs.kernel_name
+    and alert_members.kernel_provider = pairs.kernel_provider
+    and alert_members.kernel_operation_mode = pairs.kernel_operation_mode
+    and alert_members.metric_name = pairs.metric_name
+    and alert_members.gpu_name = pairs.gpu_name
+    and alert_members.x_name is not distinct from pairs.x_name
+    and alert_members.extra_config is not distinct from pairs.extra_config
+    and alert_members.to_order = pairs.to_version_rank

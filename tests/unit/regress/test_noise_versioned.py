@@ -32,7 +32,7 @@ NOISE_KEY = " and ".join(
 # how `verdicts` was refreshed when the judged noise moved: whole, or per step, and the share it reached
 REACHED = re.compile(r"(full|\d+ step\(s\) of pairs) \(judged noise moved: (\d+)% of its steps reached\)")
 # what follows the judged noise: the verdicts, and what reads them
-JUDGED = {"noise_judged", "verdicts", "alert_members", "sweep_regressions", "version_coverage"}
+JUDGED = {"noise_judged", "verdicts", "alert_members", "sweep_pair_verdicts", "version_coverage"}
 
 
 def _rerun_again(data: Path, run: int, gpu: str | None = None, metric: str | None = None) -> None:
@@ -97,6 +97,9 @@ def test_verdicts_are_judged_again_for_the_touched_and_moved_sweeps_only(builds)
         found = REACHED.fullmatch(done["refreshed"]["verdicts"])
         assert found, (name, done["refreshed"])
         assert (found.group(1) == "full") == (int(found.group(2)) > 100 * MOVED_REACH_WHOLE), done["refreshed"]
+        # the sweep pairs made of the verdicts follow them: whole with them, else over the same steps
+        expected = "full (verdicts recomputed whole)" if found.group(1) == "full" else done["refreshed"]["verdicts"]
+        assert done["refreshed"]["sweep_pair_verdicts"] == expected, done["refreshed"]
         # the pairs are refreshed per step (the re-run step and the one after it), not per series
         for pairs in ("step_changes", "point_references", "point_evidence"):
             assert done["refreshed"][pairs] == f"{2 * series} step(s) of pairs", (pairs, done["refreshed"])
@@ -114,7 +117,8 @@ def test_with_the_noise_kept_verdicts_are_judged_again_per_step(builds):
                 assert _count(con, "kept", "whole", m.name) == 0, m.name
     with duckdb.connect(str(builds["paths"]["kept"]), read_only=True) as inc:
         inc.execute("use internal")
-        assert _count(inc, "internal", "internal", "verdicts", against="verdicts__definition") == 0
+        for name in ("verdicts", "sweep_pair_verdicts"):
+            assert _count(inc, "internal", "internal", name, against=f"{name}__definition") == 0, name
 
 
 def test_at_tolerance_zero_the_incremental_build_equals_a_whole_one(builds):
