@@ -38,14 +38,18 @@ GROWTH_MIN_S = 0.2
 
 def model_build(home: Path) -> tuple[dict[str, float], dict[str, str]]:
     """Each model's seconds, and how it was refreshed ('full', 'N key(s)', ...), in the last
-    `liger_duckdb` materialization of the instance at ``home``."""
+    `liger_duckdb` materialization of the instance at ``home``; the build's phases outside the models
+    (its `seconds_per_phase`: the file copied aside, the checkpoint, ...) beside them, in parentheses."""
     import dagster as dg
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("liger_duckdb"))
     metadata = event.asset_materialization.metadata if event else {}
     seconds, refreshed = metadata.get("seconds_per_model"), metadata.get("refreshed")
-    return (dict(seconds.value) if seconds else {}), (dict(refreshed.value) if refreshed else {})
+    phases = metadata.get("seconds_per_phase")
+    per_model = dict(seconds.value) if seconds else {}
+    per_model |= {f"({k})": v for k, v in (phases.value if phases else {}).items()}
+    return per_model, (dict(refreshed.value) if refreshed else {})
 
 
 def new_run(case: str, data: Path, wh: Path, home: Path) -> dict:

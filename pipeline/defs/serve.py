@@ -81,6 +81,7 @@ def liger_duckdb(
             "build_mode": done["mode"],
             "refreshed": dg.MetadataValue.json(done.get("refreshed", {})),
             "seconds_per_model": dg.MetadataValue.json(done.get("seconds", {})),
+            "seconds_per_phase": dg.MetadataValue.json(done.get("phases", {})),
             "views": dg.MetadataValue.json(views),
             "settings": dg.MetadataValue.json(settings.model_dump()),
         },

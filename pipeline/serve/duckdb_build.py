@@ -30,6 +30,8 @@ import json
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -281,6 +283,19 @@ def _clear_leftovers(wh: Warehouse) -> None:
         shutil.rmtree(spill, ignore_errors=True)
 
 
+class _Phases(dict):
+    """Seconds per phase of a build outside its models (copying the file aside, the views, the alert
+    state, the checkpoint, ...), in the order they ran: `liger_duckdb`'s `seconds_per_phase`."""
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[name] = round(self.get(name, 0.0) + time.perf_counter() - started, 3)
+
+
 def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettings | None = None) -> dict:
     """Bring liger.duckdb to ``published``; returns what was done. Callers hold wh.duckdb_lock(),
     so a file being built aside here belongs to a killed build and goes."""
@@ -308,11 +323,33 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
 
     wh.local.mkdir(parents=True, exist_ok=True)
     tmp = wh.local / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
+    phases = _Phases()
     if not full:
-        shutil.copyfile(final, tmp)
+        with phases("file copied aside"):
+            shutil.copyfile(final, tmp)
     spill = wh.temp_dir / f"duckdb-{tmp.name}"
     con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
+        done, state = _build(con, wh, published, settings, old, full, target, phases)
+    except BaseException:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+    with phases("closed and published"):
+        con.close()
+        publish(tmp, final)
+        side = atomic_path(_state_sidecar(wh))
+        side.write_text(json.dumps({"state": state, "file": _file_id(final)}))
+        publish(side, _state_sidecar(wh))
+    return {"mode": done.pop("mode"), "seq": published.seq, **done, "phases": dict(phases)}
+
+
+def _build(con, wh: Warehouse, published: Published, settings, old: dict, full: bool, target: dict, phases: _Phases):
+    """The build itself, on the file aside: (what was done, its state)."""
+    with phases("table views"):
         use_internal_schema(con)
         create_run_log_view(con, wh, published)
         # A copy of a build with the same SQL already has its views: views bind by name, so they read
@@ -321,44 +358,34 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         versions = create_table_views(con, wh.snapshot_files(published), settings, keep_views)
         if versions != old.get("versions") or snapshots_moved(con):
             full = True
-        started = time.perf_counter()
-        with engine.naming("fact_provenance", "INCREMENTAL_BY_PARTITION, the touched measurements"):
-            provenance = materialize_provenance(con, full, old.get("seq", 0))
-        provenance_s = round(time.perf_counter() - started, 3)
-        moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
-        done = refresh_models(
-            con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES, published.seq
-        )
-        done |= {"fact_provenance": provenance}
-        started = time.perf_counter()
-        with engine.naming("change_points", "PYTHON, PELT per sweep"):
-            build_change_points(con, full)
-        done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
-        done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
-        # alerts: the analysis' alert_groups beside the state people and earlier runs left (Delta)
-        with engine.naming("alert_state", "PYTHON, the Delta table people write"):
-            done["refreshed"]["alerts"] = f"{install_alerts(con, wh.root_uri)} state row(s)"
+    started = time.perf_counter()
+    with engine.naming("fact_provenance", "INCREMENTAL_BY_PARTITION, the touched measurements"):
+        provenance = materialize_provenance(con, full, old.get("seq", 0))
+    provenance_s = round(time.perf_counter() - started, 3)
+    moved = bool(duck.scalar(con, "select count(*) from reattributed_digest"))
+    done = refresh_models(
+        con, regress_models(), full, old.get("seq", 0), moved, keep_views, LOOKUP_TABLES, published.seq
+    )
+    done |= {"fact_provenance": provenance}
+    started = time.perf_counter()
+    with engine.naming("change_points", "PYTHON, PELT per sweep"):
+        build_change_points(con, full)
+    done["refreshed"]["change_points"] = f"{duck.scalar(con, 'select count(*) from changed_sweep')} sweep(s)"
+    done["seconds"] |= {"fact_provenance": provenance_s, "change_points": round(time.perf_counter() - started, 3)}
+    # alerts: the analysis' alert_groups beside the state people and earlier runs left (Delta)
+    with phases("alert state"), engine.naming("alert_state", "PYTHON, the Delta table people write"):
+        done["refreshed"]["alerts"] = f"{install_alerts(con, wh.root_uri)} state row(s)"
+    state = target | {"versions": versions}
+    with phases("state and views published"):
         con.execute(f"create or replace table {SNAPSHOTS_BUILT} as select * from delta_benchmark_snapshot")
-        state = target | {"versions": versions}
         con.execute(f"create or replace table {STATE_TABLE} as select $s as state", {"s": json.dumps(state)})
         if not keep_views:
             publish_main_views(con)
-        failpoints.pause("duckdb_building")
+    failpoints.pause("duckdb_building")
+    with phases("checkpoint"):
         con.execute("checkpoint")
-        failpoints.pause("duckdb_built_aside")
-    except BaseException:
-        con.close()
-        tmp.unlink(missing_ok=True)
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
-        raise
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
-    con.close()
-    publish(tmp, final)
-    side = atomic_path(_state_sidecar(wh))
-    side.write_text(json.dumps({"state": state, "file": _file_id(final)}))
-    publish(side, _state_sidecar(wh))
-    return {"mode": "full" if full else "incremental", "seq": published.seq, **done}
+    failpoints.pause("duckdb_built_aside")
+    return done | {"mode": "full" if full else "incremental"}, state
 
 
 def snapshots_moved(con: duckdb.DuckDBPyConnection) -> bool:
