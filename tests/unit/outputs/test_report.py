@@ -86,9 +86,11 @@ def test_only_plots_whose_sweep_changed_are_drawn_again(flaky_db, tmp_path, monk
     changed.write_bytes(flaky_db.read_bytes())
     with duckdb.connect(str(changed)) as con:
         # sweep_regressions' rows as stored (its view adds is_newest and alert_id)
-        table = "sweep_pair_verdicts__materialized"
-        (schema,) = con.execute("select schema_name from duckdb_tables() where table_name = ?", [table]).fetchone()
-        con.execute(f'update "{schema}".{table} set threshold = threshold * 1.01')
+        schema, table = con.execute(
+            "select schema_name, table_name from duckdb_tables() "
+            "where table_name in ('sweep_pair_verdicts', 'sweep_pair_verdicts__materialized')"
+        ).fetchone()
+        con.execute(f'update "{schema}"."{table}" set threshold = threshold * 1.01')
     write_report(changed, tmp_path, max_plots=5)
     assert not set(before) & {p.name for p in (tmp_path / "plots").glob("*.png")}
 
