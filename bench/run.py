@@ -46,7 +46,10 @@ def _parse_size(text: str) -> int:
 def run_pipeline(data: Path, warehouse: Path, home: Path) -> dict:
     """`make run`'s own command (the job in one process, then its summary), measured whole; with
     ``steps``, each step's wall time as the Dagster instance recorded it, and ``committed``, the
-    warehouse run it committed and its mode (("2", "incremental"); None when it printed none)."""
+    warehouse run it committed and its mode (("2", "incremental"); None when it printed none). The disk
+    is flushed first: the gigabytes the run before wrote (a deep full build's) are that run's cost, and
+    left to the kernel's writeback they slowed this one's copy of liger.duckdb fivefold (bench/HISTORY.md)."""
+    os.sync()
     result = measure_subprocess(
         [sys.executable, "-m", "pipeline.cli.run"], cwd=PROJECT, env=pipeline_env(data, warehouse, home)
     )
