@@ -26,9 +26,6 @@ from pipeline.engine.run import create_view, naming
 # partitions they reach up to this share of its steps, and recomputed whole beyond it: the narrowed
 # refresh costs about 1.5-2.3 times a whole recompute's share of those steps (bench/HISTORY.md).
 MOVED_REACH_WHOLE = 0.5
-# A chain's neighbours of a refresh's steps are searched among the steps from this many before its first
-# (`_Refresh._neighbours`); a chain with no step there is read further back, alone.
-NEIGHBOURS_NEAR = 64
 
 
 def refresh_models(
@@ -92,7 +89,6 @@ class _Refresh:
         self.reached: dict[str, str] = {}  # chain model -> its partitions moved rows reach (`_moved_reach`)
         self.reach: dict[str, float] = {}  # chain model -> the share of its steps they reach
         self.whole: set[str] = set()  # the stored models recomputed whole in this refresh
-        self.chain_lists: set[str] = set()  # `_chains`' tables
         self.fact_columns = {m.name: m.header.fact_columns for m in self.models}
         self.fact_steps = {m.name: m.header.fact_steps for m in self.models}
 
@@ -239,71 +235,19 @@ class _Refresh:
 
     def _neighbours(self, model: SqlModel, table: str, before: bool = False, after: bool = False) -> None:
         """Add to ``table`` (partition and step) the step before and/or after each of its steps in each
-        chain of its partition (``chain.steps`` split by ``chain.within``). The steps from
-        `NEIGHBOURS_NEAR` before the table's first on are searched (a new run's steps are a deep
-        chain's newest: joining all of a partition's steps cost most of a refresh); a chain with no
-        step there before a row's step gives its last step before them (`_chains`)."""
+        chain of its partition (``chain.steps`` split by ``chain.within``)."""
         chain, key = model.header.chain, list(model.header.partitioned_by)
-        first = duck.scalar(self.con, f"select min({chain.step}) from {table}")
-        if first is None:
-            return
-        cut, near, step = first - NEIGHBOURS_NEAR, f"{table}__near", chain.step
-        same = " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
-        within = [*key, *chain.within]
-        t_key = ", ".join(f"t.{c}" for c in key)
-        columns = ", ".join(f"s.{c}" for c in [*within, step])
-        self.con.execute(
-            f"""create or replace temp table {near} as select {columns}
-            from {chain.steps} s semi join {table} t on {same} where s.{step} >= $cut""",
-            {"cut": cut},
-        )
-        found = []
-        if after:  # every step after a row's is at or after the cut
-            found.append(
-                f"select {t_key}, min(s.{step}) from {table} t join {near} s on {same} and s.{step} > t.{step} "
-                f"group by {t_key}, t.{step}, {', '.join(f's.{c}' for c in chain.within)}"
-            )
-        if before:
-            found.append(self._before(model, table, near))
-        self.con.execute(
-            f"create or replace temp table {table}__more as {' union all '.join(found)}", {"cut": cut} if before else {}
-        )
+        step, same = chain.step, " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
+        group = ", ".join([*(f"t.{c}" for c in [*key, step]), *(f"s.{c}" for c in chain.within)])
+        found = [
+            f"select {', '.join(f't.{c}' for c in key)}, {agg}(s.{step}) from {table} t "
+            f"join {chain.steps} s on {same} and s.{step} {op} t.{step} group by {group}"
+            for agg, op, wanted in (("max", "<", before), ("min", ">", after))
+            if wanted
+        ]
+        self.con.execute(f"create or replace temp table {table}__more as {' union all '.join(found)}")
         self.con.execute(f"insert into {table} select * from {table}__more except select * from {table}")
         self.con.execute(f"drop table {table}__more")
-        self.con.execute(f"drop table {near}")
-
-    def _before(self, model: SqlModel, table: str, near: str) -> str:
-        """The query of the step before each row of ``table`` in each chain: among the ``near`` steps
-        when the chain has one before the row's step, else the chain's last step before ``$cut``."""
-        chain, key = model.header.chain, list(model.header.partitioned_by)
-        step, within = chain.step, [*key, *chain.within]
-        same = " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
-        on_chain = " and ".join(f"u.{c} is not distinct from s.{c}" for c in within)
-        t_key, u_key = ", ".join(f"t.{c}" for c in key), ", ".join(f"u.{c}" for c in key)
-        u_chain = ", ".join(f"u.{c}" for c in within)
-        return f"""
-            select * from (
-                select {t_key}, max(s.{step}) from {table} t join {near} s on {same} and s.{step} < t.{step}
-                group by {t_key}, t.{step}, {", ".join(f"s.{c}" for c in chain.within)}
-            )
-            union all
-            select {u_key}, max(s.{step}) from (
-                select {t_key}, t.{step} as row_step, {", ".join(f"s.{c}" for c in chain.within)}
-                from {table} t join {self._chains(model)} s on {same}
-            ) u
-            join {chain.steps} s on {on_chain} and s.{step} < $cut
-            where not exists (select 1 from {near} s where {on_chain} and s.{step} < u.row_step)
-            group by {u_chain}, u.row_step"""
-
-    def _chains(self, model: SqlModel) -> str:
-        """A temp table of every chain (partition and ``chain.within``) of ``chain.steps``, found once."""
-        chain, key = model.header.chain, list(model.header.partitioned_by)
-        name = f"chains_{chain.steps}_{len(key)}_{'_'.join(chain.within)}"
-        if name not in self.chain_lists:
-            cols = ", ".join([*key, *chain.within])
-            self.con.execute(f"create or replace temp table {name} as select distinct {cols} from {chain.steps}")
-            self.chain_lists.add(name)
-        return name
 
     def _finer_deps(self, model: SqlModel) -> list[str]:
         """The stored models ``model`` reads, directly or through views, keyed on its source by a key
@@ -368,8 +312,6 @@ class _Refresh:
         return self.touched[(source, tuple(key))]
 
     def drop(self) -> None:
-        for table in self.chain_lists:
-            self.con.execute(f"drop table if exists {table}")
         for t in (*self.touched.values(), *self.widened):
             t.drop(self.con)
         for name in self.moved_rows:

@@ -204,12 +204,6 @@ ALLOWED_INTERPOLATIONS = {
         "chain.steps",
         "' union all '.join(found)",
         "same",
-        # the neighbour search: the chain's step column (MODEL header), the columns it keeps and its own
-        # temp table of the steps near the refresh's (the cut between them bound as $cut)
-        "chain.step",
-        "step",
-        "columns",
-        "near",
         # a versioned input (`keep_while`, `run_column`, `moved_by`): our own SQL in the MODEL header,
         # the published run's number as an int, the temp table of moved keys and the union of their queries
         "header.keep_while",
