@@ -251,7 +251,7 @@ def sig4_sql(column: str) -> str:
     )
 
 
-def _sweeps(axis: AxisSource, rows: list[tuple], is_liger: dict, strings: dict):
+def _sweeps(rows: list[tuple], is_liger: dict, strings: dict):
     """Each sweep on the window once (`window_sweeps`' rows): its id and key as a frame, as dicts, its
     encoded row, and the runs at its newest point."""
     import polars as pl
@@ -306,7 +306,7 @@ def build_payload(con, axis_points: int | None = None, cache: Path | None = None
     is_liger = dict(con.execute("select distinct kernel_provider, is_liger from series_versions").fetchall())
 
     source.install(con)
-    sweep_frame, sweeps, sweep_rows, runs = _sweeps(source, window_sweeps(con, source), is_liger, strings)
+    sweep_frame, sweeps, sweep_rows, runs = _sweeps(window_sweeps(con, source), is_liger, strings)
     blocks = point_blocks(con, source, sig4_sql, cache)
     comparisons, cmp_rows = _comparisons(con, sweep_frame, ver_of_rank, strings)
     not_compared = _not_compared(con, relations, ranks)
