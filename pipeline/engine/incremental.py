@@ -181,8 +181,8 @@ class _Refresh:
                 and header.partitioned_by == model.header.partitioned_by
                 and (header.chain is not None and header.chain.steps == model.header.chain.steps)
             ):
-                self.reached[model.name] = self.reached[dep]
-                return self.reach[dep]
+                self.reached[model.name], self.reach[model.name] = self.reached[dep], self.reach[dep]
+                return self.reach[model.name]
         return 0.0
 
     def _stored_inputs(self, model: SqlModel) -> list[str]:
