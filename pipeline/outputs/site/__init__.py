@@ -69,11 +69,15 @@ def plotly_js() -> bytes:
     return (Path(spec.origin).parent / "package_data" / "plotly.min.js").read_bytes()
 
 
+def _write_changed(target: Path, data: bytes) -> None:
+    """``data`` into ``target`` unless it holds them already: most release pages of a deep history are
+    the same from run to run, and reading one back costs less than writing it."""
+    if not target.exists() or target.stat().st_size != len(data) or target.read_bytes() != data:
+        _atomic_write(target, data)
+
+
 def _write_plotly(out_dir: Path) -> None:
-    js = plotly_js()
-    target = out_dir / PLOTLY_FILE
-    if not target.exists() or target.stat().st_size != len(js) or target.read_bytes() != js:
-        _atomic_write(target, js)
+    _write_changed(out_dir / PLOTLY_FILE, plotly_js())
 
 
 def render_site(
@@ -115,7 +119,7 @@ def write_site(
     pages = pages if pages is not None else render_site(duckdb_path, cache=out_dir / POINTS_CACHE)
     _write_plotly(out_dir)
     for name, body in pages.items():
-        _atomic_write(out_dir / name, body)
+        _write_changed(out_dir / name, body)
     for stale in out_dir.glob("release-*.html"):
         if stale.name not in pages:
             stale.unlink(missing_ok=True)

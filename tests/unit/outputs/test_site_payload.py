@@ -286,3 +286,20 @@ def test_blocks_of_points_are_encoded_once(tmp_path, monkeypatch, commits):
     with open_readonly(db) as con:
         fresh = build_payload(con).payload  # no cache: every block encoded
     assert fresh["blocks"] == moved["blocks"]
+
+
+def test_unchanged_pages_are_not_written_again(tmp_path):
+    """A page whose bytes are the same is left as it is (a deep history's release pages, run after run);
+    one that differs on disk is written again."""
+    db = build_site_db(tmp_path / "site.duckdb")
+    index = write_site(db, tmp_path / "site")
+    pages = sorted(index.parent.glob("release-*.html"))
+    assert pages
+    before = {p.name: p.stat().st_mtime_ns for p in pages}
+    pages[0].write_text("tampered")
+    tampered = pages[0].stat().st_mtime_ns
+    write_site(db, tmp_path / "site")
+    after = {p.name: p.stat().st_mtime_ns for p in sorted(index.parent.glob("release-*.html"))}
+    assert after.keys() == before.keys()
+    assert all(after[n] == before[n] for n in before if n != pages[0].name)
+    assert after[pages[0].name] != tampered and "tampered" not in pages[0].read_text()
