@@ -210,7 +210,11 @@ class _Refresh:
         name = f"chain_{found.keys}_{chain.steps}_{len(key)}_{chain.around}" + (f"_{reached}" if reached else "")
         if name not in self.chains:
             cols = ", ".join([*key, chain.step])
-            self.con.execute(f"create or replace temp table {name}_rows as select {cols} from {found.keys}")
+            # `searched_before` / `searched_after`: the row's neighbours that way are in the table already
+            self.con.execute(
+                f"create or replace temp table {name}_rows as "
+                f"select {cols}, false as searched_before, false as searched_after from {found.keys}"
+            )
             self._neighbours(model, f"{name}_rows", after=True)
             for _ in range(chain.around):
                 self._neighbours(model, f"{name}_rows", before=True, after=True)
@@ -225,7 +229,10 @@ class _Refresh:
                 # its own steps, and finding them by the range joins of `_neighbours` grew with the square
                 # of a partition's depth
                 for table in tables:
-                    self.con.execute(f"insert into {table} select {cols} from {reached} except select * from {table}")
+                    self.con.execute(
+                        f"insert into {table} select *, true, true from "
+                        f"(select {cols} from {reached} except select {cols} from {table})"
+                    )
             for table in tables:
                 self.con.execute(
                     f"create or replace temp table {table}_hash as select distinct hash({cols}) as h from {table}"
@@ -234,19 +241,27 @@ class _Refresh:
         return self.chains[name]
 
     def _neighbours(self, model: SqlModel, table: str, before: bool = False, after: bool = False) -> None:
-        """Add to ``table`` (partition and step) the step before and/or after each of its steps in each
-        chain of its partition (``chain.steps`` split by ``chain.within``)."""
+        """Add to ``table`` (partition, step and the two `searched_` flags) the step before and/or after
+        each of its steps in each chain of its partition (``chain.steps`` split by ``chain.within``).
+        A row searched that way before is not searched again: its neighbours are in the table already
+        (it only grows), and each search joins every step of the row's partition before or after it."""
         chain, key = model.header.chain, list(model.header.partitioned_by)
         step, same = chain.step, " and ".join(f"s.{c} is not distinct from t.{c}" for c in key)
         group = ", ".join([*(f"t.{c}" for c in [*key, step]), *(f"s.{c}" for c in chain.within)])
+        cols = ", ".join([*key, step])
         found = [
-            f"select {', '.join(f't.{c}' for c in key)}, {agg}(s.{step}) from {table} t "
-            f"join {chain.steps} s on {same} and s.{step} {op} t.{step} group by {group}"
-            for agg, op, wanted in (("max", "<", before), ("min", ">", after))
+            f"select {', '.join(f't.{c}' for c in key)}, {agg}(s.{step}) as {step} from {table} t "
+            f"join {chain.steps} s on {same} and s.{step} {op} t.{step} where not t.searched_{way} group by {group}"
+            for agg, op, way, wanted in (("max", "<", "before", before), ("min", ">", "after", after))
             if wanted
         ]
         self.con.execute(f"create or replace temp table {table}__more as {' union all '.join(found)}")
-        self.con.execute(f"insert into {table} select * from {table}__more except select * from {table}")
+        ways = [f"searched_{way} = true" for way, wanted in (("before", before), ("after", after)) if wanted]
+        self.con.execute(f"update {table} set {', '.join(ways)}")
+        self.con.execute(
+            f"insert into {table} select *, false, false from "
+            f"(select {cols} from {table}__more except select {cols} from {table})"
+        )
         self.con.execute(f"drop table {table}__more")
 
     def _finer_deps(self, model: SqlModel) -> list[str]:
