@@ -11,19 +11,10 @@ from pipeline.common import prefetch
 from pipeline.common.duck import open_readonly
 from pipeline.common.files import atomic_path, publish
 from pipeline.defs.resources import WarehouseResource
-from pipeline.outputs.report.queries import newest_overview
+from pipeline.outputs.report.queries import VersionCoverage, newest_overview, newest_regressions
 from pipeline.outputs.report.write import DEFAULT_MAX_PLOTS, write_report
 from pipeline.outputs.site import POINTS_CACHE, render_site, write_site
 from pipeline.serve.duckdb_build import built_state
-
-_NEWEST_REGRESSIONS_SQL = """
-select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
-       from_version, to_version, reason
-from sweep_regressions
-where is_newest and verdict = 'regression'
-order by geomean_ratio desc
-limit 20
-"""
 
 
 class ReportConfig(dg.Config):
@@ -84,12 +75,13 @@ def regression_report(
     context.log.info(
         f"{summary['flagged_sweeps']} flagged sweeps, {summary['plots']} plotted -> {summary['html_path']}"
     )
-    metadata = {k: v for k, v in summary.items() if k not in ("html_path", "md_path", "newest_verdicts")}
+    shown_apart = ("html_path", "md_path", "newest_verdicts", "newest_reasons", "newest_regressions")
+    metadata = {k: v for k, v in summary.items() if k not in shown_apart}
     metadata["newest_version"] = str(summary["newest_version"])
     metadata["newest_verdicts"] = dg.MetadataValue.json(summary["newest_verdicts"])
     metadata["html"] = dg.MetadataValue.path(summary["html_path"])
     metadata["markdown"] = dg.MetadataValue.path(summary["md_path"])
-    return dg.MaterializeResult(metadata=metadata, check_results=_newest_version_checks(warehouse))
+    return dg.MaterializeResult(metadata=metadata, check_results=_newest_version_checks(warehouse, summary))
 
 
 @dg.asset(
@@ -155,19 +147,21 @@ def _site_is_current(out_dir: Path, key: dict) -> bool:
     return bool(key["duckdb"]) and previous.get("key") == key and (out_dir / "index.html").exists()
 
 
-def _newest_version_checks(warehouse: WarehouseResource) -> list[dg.AssetCheckResult]:
-    # the readers' own opening: the dashboard may be reading the file beside this step
-    with open_readonly(warehouse.open().duckdb_path, warehouse.warehouse_uri()) as con:
-        newest = newest_overview(con)
-        cur = con.execute(_NEWEST_REGRESSIONS_SQL)
-        cols = [d[0] for d in cur.description]
-        rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+def _newest_version_checks(warehouse: WarehouseResource, summary: dict) -> list[dg.AssetCheckResult]:
+    if "newest_regressions" in summary:  # the report read them (a summary from before read again below)
+        newest = VersionCoverage(
+            version=summary["newest_version"],
+            series=summary["newest_series"],
+            compared=summary["newest_compared"],
+            verdicts=summary["newest_verdicts"],
+            reasons=summary["newest_reasons"],
+        )
+        preview = summary["newest_regressions"]
+    else:
+        # the readers' own opening: the dashboard may be reading the file beside this step
+        with open_readonly(warehouse.open().duckdb_path, warehouse.warehouse_uri()) as con:
+            newest, preview = newest_overview(con), newest_regressions(con)
     regressed = newest.verdicts.get("regression", 0)
-    preview = [
-        f"{r['kernel_name']}/{r['kernel_provider']}/{r['kernel_operation_mode']}/"
-        f"{r['metric_name']}/{r['gpu_name']} {r['from_version']}->{r['to_version']}: {r['reason']}"
-        for r in rows
-    ]
     no_regressions = dg.AssetCheckResult(
         check_name=_NO_REGRESSIONS.name,
         passed=regressed == 0,

@@ -18,6 +18,7 @@ __all__ = [
     "coverage_by_version",
     "named_regressions",
     "newest_overview",
+    "newest_regressions",
 ]
 
 # worst first: a plot budget is spent on these in this order
@@ -120,14 +121,38 @@ def _from_row(r) -> VersionCoverage:
     )
 
 
-def newest_overview(con) -> VersionCoverage:
-    """Coverage of the newest measured Liger version (zero series if it has no liger-family row)."""
+def newest_overview(con, coverage: list[VersionCoverage] | None = None) -> VersionCoverage:
+    """Coverage of the newest measured Liger version (zero series if it has no liger-family row);
+    taken from ``coverage`` (`coverage_by_version`) when the caller has it: the view is read once."""
     newest = con.execute("select liger_version from liger_versions where is_newest limit 1").fetchone()
     version = newest[0] if newest else None
+    if coverage is not None:
+        return next((c for c in coverage if c.version == version), VersionCoverage(version=version))
     rows = con.execute(
         f"select * from ({COVERAGE_SQL}) where liger_version is not distinct from ?", [version]
     ).fetchall()
     return _from_row(rows[0]) if rows else VersionCoverage(version=version)
+
+
+# The newest version's regressed sweeps, the first of them (the report's summary; its Dagster checks show them)
+_NEWEST_REGRESSIONS_SQL = """
+select kernel_name, kernel_provider, kernel_operation_mode, metric_name, gpu_name,
+       from_version, to_version, reason
+from sweep_regressions
+where is_newest and verdict = 'regression'
+order by geomean_ratio desc
+limit 20
+"""
+
+
+def newest_regressions(con) -> list[str]:
+    """The newest version's worst regressed sweeps, one line each (at most 20)."""
+    return [
+        f"{kernel}/{provider}/{mode}/{metric}/{gpu} {before}->{after}: {reason}"
+        for kernel, provider, mode, metric, gpu, before, after, reason in con.execute(
+            _NEWEST_REGRESSIONS_SQL
+        ).fetchall()
+    ]
 
 
 # Regressions named one line each: the sweeps of one kernel, provider, pass, metric and GPU that

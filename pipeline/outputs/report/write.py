@@ -44,7 +44,12 @@ from pipeline.outputs.report.commits import (
 )
 from pipeline.outputs.report.launch import install_launch_macro, launch_hints_sql
 from pipeline.outputs.report.plot import Plot, PlotBatch, plot_sweep
-from pipeline.outputs.report.queries import FLAGGED_VERDICTS, coverage_by_version, newest_overview
+from pipeline.outputs.report.queries import (
+    FLAGGED_VERDICTS,
+    coverage_by_version,
+    newest_overview,
+    newest_regressions,
+)
 from pipeline.outputs.report.tables import (
     Column,
     config_html_sql,
@@ -314,6 +319,7 @@ class _Contents:
     plots: list[tuple[dict, Plot]]
     commits: CommitSection
     alerts: tuple = ([], 0, 0)  # the lead: report/alerts.py
+    newest_regressed: tuple = ()  # the newest version's worst regressed sweeps (`newest_regressions`)
 
 
 def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
@@ -321,11 +327,12 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
     install_launch_macro(con)
     con.execute(_FLAGGED_VIEW)
     con.execute(_LAUNCH_HINT_VIEW)
-    newest = newest_overview(con)
+    coverage = coverage_by_version(con)
+    newest = newest_overview(con, coverage)
     batch = PlotBatch(plot_dir)
     contents = _Contents(
         newest=newest,
-        coverage=coverage_by_version(con),
+        coverage=coverage,
         settings=_records(con, "select * from regression_settings")[0],
         flagged=_Table(
             *render_table(con, _FLAGGED_SOURCE, _flagged_columns(max_plots), "plot_rank", table_id="flagged")
@@ -365,6 +372,7 @@ def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
         plots=_plots(con, max_plots, batch),
         commits=read_commit_section(con, max_plots, batch),
         alerts=read_alert_section(con),
+        newest_regressed=tuple(newest_regressions(con)),
     )
     batch.draw()  # both sections' plots at once, side by side
     return contents
@@ -533,6 +541,8 @@ def write_report(
         "newest_series": c.newest.series,
         "newest_compared": c.newest.compared,
         "newest_verdicts": dict(c.newest.verdicts),
+        "newest_reasons": dict(c.newest.reasons),
+        "newest_regressions": list(c.newest_regressed),
         "newest_version_regressions": c.newest.verdicts.get("regression", 0),
         "flagged_sweeps": c.flagged.total,
         "plots": len(c.plots),

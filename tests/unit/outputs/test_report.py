@@ -4,6 +4,7 @@ launch-bound sweep, and a newest version that is mostly or entirely uncompared."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -151,9 +152,9 @@ def _materialize_report(db: Path, wh: Path, home: Path) -> dg.ExecuteInProcessRe
     from pipeline.defs.analyze import regression_report
     from pipeline.defs.resources import WarehouseResource
 
-    wh.mkdir(parents=True)
+    wh.mkdir(parents=True, exist_ok=True)
     (wh / "liger.duckdb").write_bytes(db.read_bytes())
-    home.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
     with dg.DagsterInstance.local_temp(str(home)) as instance:
         return dg.materialize(
             [regression_report],  # its two checks are evaluated in its step
@@ -185,6 +186,28 @@ def test_dagster_checks_and_closing_summary(uncompared_db, tmp_path):
     assert "checks:    1 passed, 1 warned, 0 failed" in out
     assert "WARN  regression_report.newest_version_was_compared: 0.3.0: 6 series, 0 compared" in out
     assert f"report:    {wh / 'reports' / 'regressions.html'}" in out
+
+
+def test_the_checks_read_the_report_s_summary_or_the_file_alike(uncompared_db, tmp_path):
+    """The newest-version checks take the report's summary (its coverage and regressed sweeps, read once);
+    a summary recorded before it held them makes the checks read the file: the same checks either way."""
+    from pipeline.defs.analyze import _newest_version_checks
+    from pipeline.defs.resources import WarehouseResource
+
+    wh = tmp_path / "warehouse"
+    assert _materialize_report(uncompared_db, wh, tmp_path / "dagster_home").success
+    summary = json.loads((wh / "reports" / ".built_from.json").read_text())["summary"]
+    older = {k: v for k, v in summary.items() if k not in ("newest_reasons", "newest_regressions")}
+    resource = WarehouseResource(warehouse=str(wh))
+
+    def checks(summary: dict) -> list:
+        return [
+            (c.check_name, c.passed, c.description, {k: v.value for k, v in c.metadata.items()})
+            for c in _newest_version_checks(resource, summary)
+        ]
+
+    assert checks(summary) == checks(older)
+    assert dict(checks(summary)[1][3]["not_compared"]) == summary["newest_reasons"] != {}
 
 
 def test_plots_drawn_side_by_side_are_the_ones_one_process_draws(flaky_db, tmp_path, monkeypatch):
