@@ -76,10 +76,10 @@ NOISE_GROUPS_SHOWN = 30
 _SAME_SWEEP = " and ".join(f"sv.{k} is not distinct from f.{k}" for k in SWEEP_KEY if k != "kernel_provider")
 _PERCENT_SETTINGS = {"min_noise_floor", "sweep_min_band_fraction"}
 
-# every flagged sweep, numbered in plot order: newest version first, then the worst verdict,
-# then the largest change (normalized by the reference where there is one)
-_FLAGGED_VIEW = f"""
-create or replace temp view report_flagged as
+# every flagged sweep, numbered in plot order (a table: the report reads it four times): newest version
+# first, then the worst verdict, then the largest change (normalized by the reference where there is one)
+_FLAGGED_TABLE = f"""
+create or replace temp table report_flagged as
 select
     *,
     row_number() over (
@@ -92,7 +92,7 @@ where verdict in {FLAGGED_VERDICTS!r}
 """
 
 # the launch-bound hint: one rule, in pipeline/outputs/report/launch.py
-_LAUNCH_HINT_VIEW = "create or replace temp view report_launch_hints as " + launch_hints_sql(
+_LAUNCH_HINT_TABLE = "create or replace temp table report_launch_hints as " + launch_hints_sql(
     "report_flagged", _SAME_SWEEP
 )
 
@@ -325,8 +325,8 @@ class _Contents:
 def _read_contents(con, max_plots: int, plot_dir: Path) -> _Contents:
     install_macros(con)
     install_launch_macro(con)
-    con.execute(_FLAGGED_VIEW)
-    con.execute(_LAUNCH_HINT_VIEW)
+    con.execute(_FLAGGED_TABLE)
+    con.execute(_LAUNCH_HINT_TABLE)
     coverage = coverage_by_version(con)
     newest = newest_overview(con, coverage)
     batch = PlotBatch(plot_dir)
