@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from pipeline.outputs.report import launch
-from pipeline.outputs.report.write import _FLAGGED_VIEW, _LAUNCH_HINT_VIEW
+from pipeline.outputs.report.write import _FLAGGED_TABLE, _LAUNCH_HINT_TABLE
 from tests.conftest import DATA_RAW, materialize
 
 
@@ -23,8 +23,8 @@ def h200_hints(tmp_path_factory) -> dict[tuple, dict]:
     assert materialize(root / "data_raw", root / "warehouse").success
     with duckdb.connect(str(root / "warehouse" / "liger.duckdb"), read_only=True) as con:
         launch.install_launch_macro(con)
-        con.execute(_FLAGGED_VIEW)
-        con.execute(_LAUNCH_HINT_VIEW)
+        con.execute(_FLAGGED_TABLE)
+        con.execute(_LAUNCH_HINT_TABLE)
         cur = con.execute(
             """select f.kernel_name, f.kernel_operation_mode, f.metric_name, f.from_version, f.to_version,
                       h.hint, h.median_p50, h.spread

@@ -96,7 +96,7 @@ def test_a_report_plot_of_a_deep_sweep_draws_the_versions_nearest_its_pair(deep_
     from pipeline.outputs.report import write
 
     with duckdb.connect(deep_builds["bounded"], read_only=True) as con:
-        con.execute(write._FLAGGED_VIEW)
+        con.execute(write._FLAGGED_TABLE)
         con.execute(write._PLOTTED_TABLE, [20])
         rows = con.execute(
             f"select p.plot_rank, list(distinct p.version_rank), any_value(f.from_version_rank), "

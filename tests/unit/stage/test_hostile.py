@@ -204,6 +204,8 @@ ALLOWED_INTERPOLATIONS = {
         "chain.steps",
         "' union all '.join(found)",
         "same",
+        # which ways a chain's rows were searched: the module's own two column names
+        "', '.join(ways)",
         # a versioned input (`keep_while`, `run_column`, `moved_by`): our own SQL in the MODEL header,
         # the published run's number as an int, the temp table of moved keys and the union of their queries
         "header.keep_while",
