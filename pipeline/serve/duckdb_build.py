@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from pipeline import engine
 from pipeline.common import duck, failpoints
-from pipeline.common.files import BackgroundFlush, atomic_path, publish
+from pipeline.common.files import atomic_path, publish
 from pipeline.config import SQL_DIR, build_memory
 from pipeline.contracts.tables import RUN_LOG as RUN_LOG_TABLE
 from pipeline.contracts.tables import SCHEMAS
@@ -324,25 +324,15 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
     wh.local.mkdir(parents=True, exist_ok=True)
     tmp = wh.local / f".liger.duckdb.{uuid.uuid4().hex}.tmp"
     phases = _Phases()
-    flushing = None
     if not full:
         with phases("file copied aside"):
             shutil.copyfile(final, tmp)
-        # the copy's pages go to disk beside the build: the checkpoint's fsync waited for all of them
-        flushing = BackgroundFlush(tmp)
     spill = wh.temp_dir / f"duckdb-{tmp.name}"
-    try:
-        con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
-    except BaseException:
-        if flushing is not None:
-            flushing.join()
-        raise
+    con = duck.connect(tmp, temp_dir=spill, memory_limit=build_memory(), remote_root=wh.root_uri)
     try:
         done, state = _build(con, wh, published, settings, old, full, target, phases)
     except BaseException:
         con.close()
-        if flushing is not None:
-            flushing.join()
         tmp.unlink(missing_ok=True)
         tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
         raise
@@ -350,8 +340,6 @@ def build_duckdb(wh: Warehouse, published: Published, settings: RegressionSettin
         shutil.rmtree(spill, ignore_errors=True)
     with phases("closed and published"):
         con.close()
-        if flushing is not None:
-            flushing.join()
         publish(tmp, final)
         side = atomic_path(_state_sidecar(wh))
         side.write_text(json.dumps({"state": state, "file": _file_id(final)}))
