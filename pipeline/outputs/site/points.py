@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
+from pipeline.common.files import write_atomic
 from pipeline.regress.judge import SWEEP_KEY
 
 __all__ = ["POINT_BLOCK", "AxisSource", "RawJson", "point_blocks", "window_sweeps", "sweep_p50s"]
@@ -176,10 +175,7 @@ def _keep(cache: Path, new: dict[str, str], live: set[str]) -> None:
     """Writes the new blocks (aside, then renamed) and removes those no longer on the page."""
     cache.mkdir(parents=True, exist_ok=True)
     for name, text in new.items():
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, cache / f"{name}.json")
+        write_atomic(cache / f"{name}.json", text.encode("utf-8"))
     for old in cache.glob("*.json"):
         if old.stem not in live:
             old.unlink(missing_ok=True)
