@@ -19,8 +19,8 @@ information_schema and DuckDB's "did you mean" hints show what users query, not 
 A new published state is applied to a copy of the file, which then replaces it (open read-only
 sessions keep the old one). The stored models are refreshed by the model engine
 (`engine/incremental.py`: the partitions new facts touch, or merged); anything that can move every
-row (a full run, other model or view files, other settings, a new Liger version) recomputes
-everything.
+row (a full run, other model or view files, other settings, a Liger version ranked among the measured
+ones: `ranks_moved`) recomputes everything.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from pipeline.regress.change_points import INPUTS_TABLE as CHANGE_POINT_INPUTS
 from pipeline.regress.change_points import WINDOWS_TABLE as CHANGE_POINT_WINDOWS
 from pipeline.regress.change_points import build_change_points
 from pipeline.regress.settings import RegressionSettings, freshness_state, write_freshness_table, write_settings_table
-from pipeline.regress.versions import write_version_order_table
+from pipeline.regress.versions import version_order_table, write_version_order_table
 from pipeline.serve.names import INTERNAL_SCHEMA
 from pipeline.store.warehouse import RUN_LOG, Published, Warehouse
 
@@ -356,7 +356,7 @@ def _build(con, wh: Warehouse, published: Published, settings, old: dict, full: 
         # the new delta_* views and tables: re-creating every view would rewrite the catalog on every run.
         keep_views = bool(old) and not full
         versions = create_table_views(con, wh.snapshot_files(published), settings, keep_views)
-        if versions != old.get("versions") or snapshots_moved(con):
+        if ranks_moved(con, old.get("versions"), versions) or snapshots_moved(con):
             full = True
     started = time.perf_counter()
     with engine.naming("fact_provenance", "INCREMENTAL_BY_PARTITION, the touched measurements"):
@@ -386,6 +386,27 @@ def _build(con, wh: Warehouse, published: Published, settings, old: dict, full: 
         con.execute("checkpoint")
     failpoints.pause("duckdb_built_aside")
     return done | {"mode": "full" if full else "incremental"}, state
+
+
+def ranks_moved(con: duckdb.DuckDBPyConnection, before: list[str] | None, after: list[str]) -> bool:
+    """Whether the Liger versions the facts name now rank a stored row otherwise: a version ranked
+    between two measured ones (a backport, a late-ingested old release) shifts the rank of every version
+    after it, and a rename's `since_version` measured for the first time re-keys its provider's earlier
+    rows (`ranked_measurements`). Every series may then move. Versions ranked after every measured one
+    (the next release, a dev build of it) move nothing but the steps they add, which the touched keys
+    refresh: the weekly run of a new version is not a whole rebuild."""
+    if before is None:
+        return True
+    if before == after:
+        return False
+    ranked_before, ranked_after = dict(version_order_table(before)), dict(version_order_table(after))
+    if any(ranked_after.get(v) != rank for v, rank in ranked_before.items()):
+        return True
+    try:
+        since = [r[0] for r in con.execute("select distinct since_version from provider_renames").fetchall()]
+    except duckdb.Error:  # no views yet (a file from before them): nothing says what a rename keys
+        return True
+    return any(ranked_before.get(v) != ranked_after.get(v) for v in since)
 
 
 def snapshots_moved(con: duckdb.DuckDBPyConnection) -> bool:

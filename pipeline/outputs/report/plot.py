@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -77,40 +78,47 @@ def _draw_panel(ax, subset: list[dict], sweep: dict, xpos, with_provider: bool) 
     for p in subset:
         groups.setdefault((p["kernel_provider"], p["version_rank"], p["liger_version"]), []).append(p)
     providers = sorted({k[0] for k in groups})
-    # the judged pair is drawn last so it sits on top of the grey history
-    order = sorted(groups, key=lambda k: (_style(k[2], sweep)[0] != OTHER_COLOR, k[0], k[1]))
-    greys: dict[str, int] = {}
-    for provider, _, version in groups:
-        greys[provider] = greys.get(provider, 0) + (_style(version, sweep)[0] == OTHER_COLOR)
-    grey_labelled: set[str] = set()
-    for provider, _, version in order:
+    greys: dict[str, list[tuple]] = {}
+    judged: list[tuple] = []
+    for key in sorted(groups, key=lambda k: (k[0], k[1])):
+        (judged if _style(key[2], sweep)[0] != OTHER_COLOR else greys.setdefault(key[0], [])).append(key)
+    # the grey history first, one line per provider (its versions apart, broken at NaN): a line per
+    # version made a plot's cost grow with the history, a few hundred artists deep (bench/HISTORY.md)
+    for provider, keys in greys.items():
+        xs: list[float] = []
+        ys: list[float] = []
+        for key in keys:
+            rows = sorted(groups[key], key=xpos)
+            xs += [xpos(r) for r in rows] + [math.nan]
+            ys += [math.nan if r["p50"] is None else r["p50"] for r in rows] + [math.nan]
+        count = f"other versions ({len(keys)})" if len(keys) > 1 else keys[0][2]
+        label = f"{provider} {count}" if with_provider else count
+        _line(ax, xs, ys, providers.index(provider), OTHER_COLOR, 0.9, label)
+    # the judged pair last, so it sits on top of the grey history
+    for provider, _, version in judged:
         rows = sorted(groups[(provider, _, version)], key=xpos)
         xs = [xpos(r) for r in rows]
         color, lw, band_alpha = _style(version, sweep)
-        i = providers.index(provider)
-        label = f"{provider} {version}" if with_provider else version
-        if color == OTHER_COLOR and greys[provider] > 1:
-            # the grey lines cannot be told apart, so the legend names them once per provider: a line
-            # per version made legends of dozens of rows, the costliest text of a plot to place
-            other = f"other versions ({greys[provider]})"
-            label = "_nolegend_" if provider in grey_labelled else (f"{provider} {other}" if with_provider else other)
-            grey_labelled.add(provider)
-        ax.plot(
-            xs,
-            [r["p50"] for r in rows],
-            linestyle=_LINESTYLES[i % len(_LINESTYLES)],
-            marker=_MARKERS[i % len(_MARKERS)],
-            ms=3.5,
-            lw=lw,
-            color=color,
-            label=label,
-        )
-        if band_alpha:
-            lo, hi = [r["p20"] for r in rows], [r["p80"] for r in rows]
-            ax.fill_between(xs, lo, hi, color=color, alpha=band_alpha, lw=0)
-            # edges keep a band visible where it is thinner than the fill's antialiasing
-            ax.plot(xs, lo, color=color, lw=0.7, alpha=0.9)
-            ax.plot(xs, hi, color=color, lw=0.7, alpha=0.9)
+        _line(ax, xs, [r["p50"] for r in rows], providers.index(provider), color, lw,
+              f"{provider} {version}" if with_provider else version)  # fmt: skip
+        lo, hi = [r["p20"] for r in rows], [r["p80"] for r in rows]
+        ax.fill_between(xs, lo, hi, color=color, alpha=band_alpha, lw=0)
+        # edges keep a band visible where it is thinner than the fill's antialiasing
+        ax.plot(xs, lo, color=color, lw=0.7, alpha=0.9)
+        ax.plot(xs, hi, color=color, lw=0.7, alpha=0.9)
+
+
+def _line(ax, xs: list, ys: list, i: int, color: str, lw: float, label: str) -> None:
+    ax.plot(
+        xs,
+        ys,
+        linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+        marker=_MARKERS[i % len(_MARKERS)],
+        ms=3.5,
+        lw=lw,
+        color=color,
+        label=label,
+    )
 
 
 def _draw_relative(ax, points: list[dict], sweep: dict, xpos) -> None:
