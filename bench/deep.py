@@ -8,8 +8,9 @@
 Per depth, in fresh processes: `make run`'s command on an empty warehouse (wall, peak RSS, each
 Dagster step, each model of the DuckDB build from the `liger_duckdb` materialization's metadata),
 DuckDB's bare parse of the same files (the floor), and one new run of every series into the built
-warehouse (`write_deep_rerun`: the newest version measured again), then one of the first `--partial`
-series points (2,500 rows; 0: none). Then how each model's seconds grow
+warehouse (`write_deep_rerun`: the newest version measured again), then two new runs of the first
+`--partial` series points (2,500 rows; 0: none): the newest version measured once more (it moves the
+measured noise), then the next version (`write_deep_next_version`). Then how each model's seconds grow
 with depth: the exponent k of seconds ~ depth^k between the two deepest depths, against n log n's
 (k of n log n itself over that range). Writes bench/results/deep.{md,csv}.
 """
@@ -17,19 +18,32 @@ with depth: the exponent k of seconds ~ depth^k between the two deepest depths, 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import shutil
 import time
 from pathlib import Path
 
 from bench import floor
-from bench.generate_deep import RELEASES, WEEKLY, Axis, generate_deep, rerun_files, write_deep_rerun
+from bench.generate_deep import (
+    RELEASES,
+    WEEKLY,
+    Axis,
+    generate_deep,
+    rerun_files,
+    write_deep_next_version,
+    write_deep_rerun,
+)
 from bench.measure import measure_callable, result_row, write_table
 from bench.run import PROJECT, machine, run_pipeline
 
 # 222 runs of every shipped point are 1.0 M rows: the deep warehouse issue 57 adds 2,500 rows to
 DEPTHS = (100, 222, 1000)
 PARTIAL = 2500
+# the partial new runs, in this order, each from the state the one before left: the newest version
+# measured again (a bisect or gate run: it measures noise, which moves), then the next version (the
+# weekly run of a new release, which measures none)
+PARTIAL_CASES = (("rerun", functools.partial(write_deep_rerun, day=1)), ("next_version", write_deep_next_version))
 # the release axis (issue 57): upstream's history at about 680 releases a series point
 RELEASE_DEPTH = 680
 # seconds under this at the deepest depth are fixed cost and timer noise: no growth is read from them
@@ -81,7 +95,7 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY, 
     models, _ = model_build(home)
     print(f"[{case}]   {full['wall_s']:.1f} s, peak {full['peak_rss_mb']:.0f} MB", flush=True)
     parse = measure_callable(floor.CASES["duckdb_csv_plain"], data, runs / "floor")
-    some, added = None, []
+    partials, added = [], []
     try:
         print(f"[{case}] one new run of every series", flush=True)
         added.append(write_deep_rerun(data, depth, limit=limit, axis=axis))
@@ -90,21 +104,23 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY, 
         if partial:
             # after it, from the state it left (a re-run before it moves the judged noise it is measured
             # against), a day later so the two runs share no row (a fact seen again moves to the later run,
-            # and the warehouse is then rebuilt whole); every file stays until both ran (a committed file
+            # and the warehouse is then rebuilt whole); every file stays until all ran (a committed file
             # gone also rebuilds it whole)
-            added.append(write_deep_rerun(data, depth, limit=partial, axis=axis, day=1))
-            some_rows = sum(1 for _ in added[-1].open()) - 1
-            print(f"[{case}] a new run of the first {partial:,} series points ({some_rows:,} rows)", flush=True)
-            some = new_run(case, data, wh, home) | {"rows": some_rows}
-            some["models"], some["refreshed"] = model_build(home)
+            for name, write in PARTIAL_CASES:
+                added.append(write(data, depth, limit=partial, axis=axis))
+                some_rows = sum(1 for _ in added[-1].open()) - 1
+                print(f"[{case}] {name}: the first {partial:,} series points ({some_rows:,} rows)", flush=True)
+                some = new_run(case, data, wh, home) | {"rows": some_rows, "case": name}
+                some["models"], some["refreshed"] = model_build(home)
+                partials.append(some)
     finally:
         for extra in added:
             extra.unlink(missing_ok=True)
     print(f"[{case}]   {inc['wall_s']:.1f} s ({inc['wall_s'] / full['wall_s']:.0%} of the full build)", flush=True)
     print("\n".join(model_lines(models, inc_models, inc_refreshed)), flush=True)
-    if some:
+    for some in partials:
         share = some["wall_s"] / full["wall_s"]
-        print(f"[{case}]   {partial:,} points: {some['wall_s']:.1f} s ({share:.0%} of the full build)", flush=True)
+        print(f"[{case}]   {some['case']}: {some['wall_s']:.1f} s ({share:.0%} of the full build)", flush=True)
         print("\n".join(model_lines(models, some["models"], some["refreshed"])), flush=True)
     return {
         "depth": depth,
@@ -116,7 +132,7 @@ def bench_depth(depth: int, work: Path, limit: int | None, axis: Axis = WEEKLY, 
         "incremental": inc,
         "incremental_models": inc_models,
         "incremental_refreshed": inc_refreshed,
-        "partial": some,
+        "partials": partials,
     }
 
 
@@ -164,11 +180,10 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
         full, inc, label = f["full"], f["incremental"], f["label"]
         results.append(result_row("deep_full", label, f["rows"], full["wall_s"], full["peak_rss_mb"]))
         results.append(result_row("floor_duckdb_csv_plain", label, f["rows"], f["floor_s"]))
-        if f.get("partial"):
-            some = f["partial"]
+        for some in f.get("partials", []):
             results.append(
                 result_row(
-                    f"deep_new_run_{some['rows']}_rows",
+                    f"deep_{some['case']}_{some['rows']}_rows",
                     label,
                     some["rows"],
                     some["wall_s"],
@@ -182,12 +197,14 @@ def write_results(found: list[dict], out: Path, note: str) -> str:
             )
         )
     table = write_table(results, out / "deep.md", out / "deep.csv", reference_case="floor_duckdb_csv_plain")
-    steps = ["| case | Dagster step | full build, s | a partial new run, s | one new run, s |"]
-    steps.append("|---|---|---:|---:|---:|")
+    names = [c for c, _ in PARTIAL_CASES]
+    runs = " | ".join(f"{n} new run, s" for n in names)
+    steps = [f"| case | Dagster step | full build, s | {runs} | one new run, s |"]
+    steps.append("|---|---|---:|" + "---:|" * len(names) + "---:|")
     for f in found:
-        partial = (f.get("partial") or {}).get("steps", {})
+        partials = {p["case"]: p["steps"] for p in f.get("partials", [])}
         for name, s in sorted(f["full"]["steps"].items(), key=lambda kv: -kv[1])[:7]:
-            some = f"{partial[name]:.1f}" if name in partial else ""
+            some = " | ".join(f"{partials[n][name]:.1f}" if name in partials.get(n, {}) else "" for n in names)
             steps.append(
                 f"| {f['label']} | {name} | {s:.1f} | {some} | {f['incremental']['steps'].get(name, 0.0):.1f} |"
             )

@@ -192,9 +192,22 @@ def write_deep_rerun(
     return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth + day * 0x100000)
 
 
+def write_deep_next_version(
+    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY, day: int = 2
+) -> Path:
+    """The next version (ranked after every one the history measured) of the first ``limit`` points,
+    ``day`` days after the history's end: the weekly run of a new release, which measures no noise."""
+    frame = deep_frame(shipped_points(limit=limit), np.array([depth], dtype=np.int64), depth, seed, axis)
+    ts = pl.col("timestamp").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(days=day)
+    frame = frame.with_columns(
+        pl.lit(axis.version(depth)).alias("liger_version"), ts.dt.strftime("%Y-%m-%d %H:%M:%S").alias("timestamp")
+    )
+    return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth + day * 0x100000)
+
+
 def rerun_files(out_dir: str | Path, depth: int) -> list[Path]:
-    """The files `write_deep_rerun` wrote for ``depth`` (any ``day``) that are still there: a bench killed
-    between its new runs leaves them, and the next full build would hold them."""
+    """The files `write_deep_rerun` and `write_deep_next_version` wrote for ``depth`` (any ``day``) that
+    are still there: a bench killed between its new runs leaves them, and the next full build would hold them."""
     found = []
     for path in (Path(out_dir) / "liger_csv").glob("*_all_benchmark_data.csv"):
         tag = path.name.split("_")[1]
