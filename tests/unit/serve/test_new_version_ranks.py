@@ -43,7 +43,8 @@ def _build(root: Path, wh: Warehouse, name: str) -> dict:
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory) -> dict[str, dict]:
     """Built whole; then the newest version measured, built incrementally and whole (and the rows each
-    model's two builds do not share, counted then); then a version ranked between two measured ones."""
+    model's two builds do not share, counted then); then that version under a second spelling, the same;
+    then a version ranked between two measured ones."""
     root = tmp_path_factory.mktemp("ranks")
     data = root / "data"
     generate_deep(data, DEPTH, seed=SEED, limit=POINTS)
@@ -55,6 +56,12 @@ def builds(tmp_path_factory) -> dict[str, dict]:
     done["newest"] = _build(root, wh, "inc")
     done["whole"] = _build(root, wh, "whole")
     done["differ"] = _differences(done["newest"]["path"], done["whole"]["path"])
+    # the newest version spelled another way (0.1.12.0): the same rank, so the same steps, kept incrementally
+    _measure(data, f"{version(DEPTH)}.0", 3)
+    assert ingest(wh, data).mode == "incremental"
+    done["spelled"] = _build(root, wh, "inc")
+    done["spelled_whole"] = _build(root, wh, "whole")
+    done["spelled_differ"] = _differences(done["spelled"]["path"], done["spelled_whole"]["path"])
     # 0.1.3.post1 ranks between 0.1.3 and 0.1.4: every later version's rank moves
     _measure(data, f"{version(3)}.post1", 2)
     assert ingest(wh, data).mode == "incremental"
@@ -91,6 +98,13 @@ def test_a_newest_version_built_incrementally_equals_a_whole_build(builds):
     assert builds["whole"]["mode"] == "full"
     differ = builds["differ"]
     assert differ.pop("newest rank") == DEPTH + 1  # ranked after the DEPTH measured versions
+    assert differ == dict.fromkeys(differ, 0)
+
+
+def test_a_second_spelling_of_the_newest_version_built_incrementally_equals_a_whole_build(builds):
+    assert builds["spelled"]["mode"] == "incremental", builds["spelled"]
+    differ = builds["spelled_differ"]
+    assert differ.pop("newest rank") == DEPTH + 1  # 0.1.12 and 0.1.12.0 are one release
     assert differ == dict.fromkeys(differ, 0)
 
 
