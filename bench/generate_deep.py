@@ -193,14 +193,22 @@ def write_deep_rerun(
 
 
 def write_deep_next_version(
-    out_dir: str | Path, depth: int, seed: int = 0, limit: int | None = None, axis: Axis = WEEKLY, day: int = 2
+    out_dir: str | Path,
+    depth: int,
+    seed: int = 0,
+    limit: int | None = None,
+    axis: Axis = WEEKLY,
+    day: int = 2,
+    version: str | None = None,
 ) -> Path:
     """The next version (ranked after every one the history measured) of the first ``limit`` points,
-    ``day`` days after the history's end: the weekly run of a new release, which measures no noise."""
+    ``day`` days after the history's end: the weekly run of a new release, which measures no noise.
+    ``version``: another version's text instead (ranked anywhere: a backport, a second spelling)."""
     frame = deep_frame(shipped_points(limit=limit), np.array([depth], dtype=np.int64), depth, seed, axis)
     ts = pl.col("timestamp").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(days=day)
     frame = frame.with_columns(
-        pl.lit(axis.version(depth)).alias("liger_version"), ts.dt.strftime("%Y-%m-%d %H:%M:%S").alias("timestamp")
+        pl.lit(version or axis.version(depth)).alias("liger_version"),
+        ts.dt.strftime("%Y-%m-%d %H:%M:%S").alias("timestamp"),
     )
     return _write(frame, Path(out_dir) / "liger_csv", 0xE0000 + depth + day * 0x100000)
 

@@ -95,8 +95,9 @@ def _draw_panel(ax, subset: list[dict], sweep: dict, xpos, with_provider: bool) 
         label = f"{provider} {count}" if with_provider else count
         _line(ax, xs, ys, providers.index(provider), OTHER_COLOR, 0.9, label)
     # the judged pair last, so it sits on top of the grey history
-    for provider, _, version in judged:
-        rows = sorted(groups[(provider, _, version)], key=xpos)
+    for key in judged:
+        provider, _, version = key
+        rows = sorted(groups[key], key=xpos)
         xs = [xpos(r) for r in rows]
         color, lw, band_alpha = _style(version, sweep)
         _line(ax, xs, [r["p50"] for r in rows], providers.index(provider), color, lw,

@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-import numpy as np
-import polars as pl
 import pytest
 
-from bench.generate_deep import deep_frame, generate_deep, shipped_points, version
+from bench.generate_deep import generate_deep, version, write_deep_next_version
 from pipeline.engine.catalog import regress_models
 from pipeline.regress.settings import RegressionSettings
 from pipeline.serve.duckdb_build import build_duckdb, ranks_moved
@@ -28,11 +26,9 @@ NEW_POINTS = 60
 EXACT = RegressionSettings(noise_tolerance=0, change_point_window=8)
 
 
-def _measure(data: Path, liger_version: str, tag: int) -> None:
-    """The first NEW_POINTS series points measured once more, at ``liger_version``, a week after the history."""
-    frame = deep_frame(shipped_points(limit=NEW_POINTS), np.array([DEPTH], dtype=np.int64), DEPTH, SEED)
-    frame = frame.with_columns(pl.lit(liger_version).alias("liger_version"))
-    frame.write_csv(data / "liger_csv" / f"2030-01-0{tag}_{0xA0000 + tag:010x}_all_benchmark_data.csv")
+def _measure(data: Path, liger_version: str, day: int) -> None:
+    """The first NEW_POINTS series points measured once more, at ``liger_version``, ``day`` days after the history."""
+    write_deep_next_version(data, DEPTH, seed=SEED, limit=NEW_POINTS, day=day, version=liger_version)
 
 
 def _build(root: Path, wh: Warehouse, name: str) -> dict:
