@@ -121,7 +121,8 @@ def test_compaction_then_vacuum_after_retention(tmp_path, monkeypatch):
 def test_incremental_duckdb_refresh_equals_a_full_build(tmp_path):
     """liger.duckdb after run 1 and then run 2 (materialized views refreshed for touched keys only)
     holds exactly what a file built from scratch at run 2 holds. Run 2 brings no new Liger version
-    (a new version re-ranks every series, and the file is then rebuilt whole)."""
+    (one ranked among the measured ones re-ranks every series, and the file is then rebuilt whole;
+    tests/unit/serve/test_new_version_ranks.py has the newest version kept incrementally)."""
     from pipeline.engine.catalog import regress_models
     from pipeline.serve.duckdb_build import build_duckdb
 
