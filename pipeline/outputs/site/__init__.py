@@ -28,11 +28,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from pipeline.common.duck import open_readonly
+from pipeline.common.files import write_atomic
 from pipeline.config import duckdb_path, load, warehouse_dir
 from pipeline.outputs.report.queries import coverage_by_version
 
@@ -48,18 +48,6 @@ INDEX = "index.html"
 POINTS_CACHE = ".points"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def plotly_js() -> bytes:
     """The plotly.min.js plotly.py bundles (`plotly.offline.get_plotlyjs()`'s text, as bytes), read from
     the installed package without importing it: the run needs the file, not plotly.offline's imports."""
@@ -73,7 +61,7 @@ def _write_changed(target: Path, data: bytes) -> None:
     """``data`` into ``target`` unless it holds them already: most release pages of a deep history are
     the same from run to run, and reading one back costs less than writing it."""
     if not target.exists() or target.stat().st_size != len(data) or target.read_bytes() != data:
-        _atomic_write(target, data)
+        write_atomic(target, data)
 
 
 def _write_plotly(out_dir: Path) -> None:
